@@ -1,0 +1,51 @@
+//! The architectural counters: one file per architecture, dispatched here.
+//!
+//! Each backend provides the same small surface:
+//!
+//! - `ticks()`: the bare counter read, as cheap as the hardware allows and
+//!   not ordered with respect to surrounding instructions;
+//! - `ticks_ordered(alt)`: the counter read after every preceding load has
+//!   completed (`alt` selects the backend's second ordering instruction when
+//!   the first is missing);
+//! - `probe()`: what the hardware says about the counter (present, invariant,
+//!   frequency, hypervisor), run once at detection.
+//!
+//! Targets without a backend use `none`, which reports that there is no
+//! counter; everything above this module then uses the OS clock.
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod none;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+#[cfg(target_arch = "aarch64")]
+pub(crate) use self::aarch64::{probe, ticks, ticks_ordered};
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub(crate) use self::none::{probe, ticks, ticks_ordered};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use self::x86_64::{probe, ticks, ticks_ordered};
+
+use crate::FreqOrigin;
+
+/// What the hardware reports about its counter; filled once by `probe()`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probe {
+    /// Name of the counter, or `None` when this target has no backend.
+    pub counter: Option<&'static str>,
+    /// Whether the counter ticks at a constant rate through frequency and
+    /// power-state changes (x86: CPUID.80000007H:EDX[8]; aarch64: always).
+    pub invariant: bool,
+    /// The counter's nominal frequency, when the hardware publishes it.
+    pub freq: Option<(u64, FreqOrigin)>,
+    /// The ordering instruction `ticks_ordered(false)` / `(true)` uses.
+    pub ordered_read: &'static str,
+    pub ordered_read_alt: &'static str,
+    /// Use the alternative ordering instruction (the first is unavailable).
+    pub use_alt: bool,
+    /// Hypervisor vendor signature, when running under one that says so.
+    pub hypervisor: Option<[u8; 12]>,
+    /// The counter exists but reading it would fault in this process.
+    pub disabled: bool,
+}

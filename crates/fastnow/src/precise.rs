@@ -1,0 +1,459 @@
+//! The precise tier: [`Instant`], [`MonotonicInstant`], [`OrderedInstant`].
+//!
+//! All three hold a raw counter value (*ticks*) and convert to nanoseconds
+//! only when a [`Duration`] is asked for, so reading the clock costs the
+//! counter read plus one relaxed load and a predictable branch. They differ
+//! only in how the counter is read, which decides what they guarantee:
+//!
+//! | type | read | guarantee |
+//! |---|---|---|
+//! | [`Instant`] | bare counter (`RDTSC`, `MRS CNTVCT_EL0`) | never goes backwards on one thread; between threads, readings may be out of order by the CPU's speculation window (up to ~1 µs) |
+//! | [`MonotonicInstant`] | bare counter raised to a shared high-water mark, or an ordered read once that mark is contended | if reading B happens after reading A (any threads), B ≥ A |
+//! | [`OrderedInstant`] | `RDTSCP` (or `LFENCE; RDTSC`), `ISB; MRS` | taken after every load that precedes it in program order, so it is not earlier than an Acquire load before it |
+//!
+//! On the OS fallback all three read `CLOCK_MONOTONIC` (ticks are
+//! nanoseconds), which already gives the strongest of these guarantees.
+//!
+//! The three share one timeline: a `MonotonicInstant` or `OrderedInstant`
+//! converts to an `Instant` for free, and comparing or subtracting them
+//! through `Instant` is meaningful.
+
+use crate::calibrate;
+use crate::detect::{self, MonotonicMode, COUNTER, COUNTER_ALT, OS};
+use crate::{arch, os};
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub, SubAssign};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::time::Duration;
+
+/// The counter, unordered. One relaxed load and a branch over the bare read.
+#[inline(always)]
+pub(crate) fn read_ticks() -> u64 {
+    let state = detect::STATE.load(Ordering::Relaxed);
+    // COUNTER and COUNTER_ALT differ only in their lowest bit.
+    if state & !1 == COUNTER {
+        arch::ticks()
+    } else {
+        read_ticks_slow(state, false)
+    }
+}
+
+/// The counter, read after every preceding load.
+#[inline(always)]
+pub(crate) fn read_ticks_ordered() -> u64 {
+    let state = detect::STATE.load(Ordering::Relaxed);
+    if state & !1 == COUNTER {
+        arch::ticks_ordered(state == COUNTER_ALT)
+    } else {
+        read_ticks_slow(state, true)
+    }
+}
+
+/// The OS clock, or the first read of the process (which runs detection).
+#[inline(never)]
+fn read_ticks_slow(state: u8, ordered: bool) -> u64 {
+    let state = if state == OS { state } else { detect::ensure_decided() };
+    match state {
+        OS => os::monotonic_nanos(),
+        _ if ordered => arch::ticks_ordered(state == COUNTER_ALT),
+        _ => arch::ticks(),
+    }
+}
+
+/// `later - earlier` as a `Duration`, zero if `earlier` is later.
+#[inline(always)]
+fn ticks_between(later: u64, earlier: u64) -> Duration {
+    match later.checked_sub(earlier) {
+        Some(delta) => {
+            Duration::from_nanos(calibrate::nanos_per_tick(later).apply_saturating(delta))
+        }
+        None => Duration::ZERO,
+    }
+}
+
+/// A `Duration` in ticks, or `None` if it does not fit in 64 bits of ticks.
+#[inline]
+fn duration_to_ticks(d: Duration) -> Option<u64> {
+    let nanos = u64::try_from(d.as_nanos()).ok()?;
+    calibrate::ticks_per_nano().apply(nanos)
+}
+
+// ---------------------------------------------------------------------------
+// MonotonicInstant's two strategies.
+//
+// Making a bare counter read strictly monotonic across threads takes either
+// an ordering instruction (the reader's counter read waits for its earlier
+// loads, as the kernel's vDSO does) or a shared write (every reading raises a
+// high-water mark that later readers take the max with). On current x86 the
+// shared write is the cheap one while only one core uses it: the locked
+// compare-and-swap overlaps the counter read's own latency, so it costs
+// almost nothing over `Instant::now()`, whereas `RDTSCP`/`LFENCE` serialise
+// and double the cost. Once several cores use it, though, the cache line
+// bounces and each call costs a cross-core transfer (5× here).
+//
+// So MonotonicInstant starts on the high-water mark and moves, once and for
+// good, to ordered reads after the mark has seen `SWITCH_AFTER` lost
+// compare-and-swaps. Ordered reads still take the max with the (now
+// read-only) mark, so values published before the switch are honoured.
+//
+// Why the switch is safe without a grace period: MODE only ever goes from
+// HIGH_WATER to ORDERED. If reading A happens before reading B, B's load of
+// MODE happens after A's, so by coherence B sees ORDERED if A did. The cases
+// left are HW→HW (B's load of the mark sees A's write or a later, larger
+// one), HW→ORDERED (same, through the max) and ORDERED→ORDERED (the counter
+// read waits for B's earlier loads, and the kernel has verified that the
+// counters of all cores agree — the condition for choosing the counter).
+// Switching back would need every reader in flight to have finished, which
+// a preemptible thread cannot promise, so there is no way back.
+// ---------------------------------------------------------------------------
+
+const HIGH_WATER: u8 = 0;
+const ORDERED: u8 = 1;
+/// Lost compare-and-swaps before MonotonicInstant switches to ordered reads.
+const SWITCH_AFTER: u32 = 256;
+
+static MODE: AtomicU8 = AtomicU8::new(HIGH_WATER);
+
+/// The shared mark and its contention count on a cache line of their own.
+#[repr(align(128))]
+struct Mark {
+    ticks: AtomicU64,
+    lost: AtomicU32,
+}
+static MARK: Mark = Mark { ticks: AtomicU64::new(0), lost: AtomicU32::new(0) };
+
+/// Called once by detection. The OS clock is already strictly monotonic
+/// across threads, so it never needs the mark.
+pub(crate) fn start(state: u8) {
+    if state == OS {
+        MODE.store(ORDERED, Ordering::Relaxed);
+    }
+}
+
+pub(crate) fn monotonic_mode() -> MonotonicMode {
+    match MODE.load(Ordering::Relaxed) {
+        HIGH_WATER => MonotonicMode::HighWater,
+        _ => MonotonicMode::Ordered,
+    }
+}
+
+#[inline(always)]
+fn read_ticks_monotonic() -> u64 {
+    // Relaxed orderings suffice: every argument above rests on coherence of a
+    // single atomic and on program order after the caller's Acquire load.
+    if MODE.load(Ordering::Relaxed) == HIGH_WATER {
+        let ticks = read_ticks();
+        let seen = MARK.ticks.load(Ordering::Relaxed);
+        if ticks <= seen {
+            return seen;
+        }
+        match MARK.ticks.compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => ticks,
+            Err(_) => raise_contended(ticks),
+        }
+    } else {
+        read_ticks_ordered().max(MARK.ticks.load(Ordering::Relaxed))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn raise_contended(ticks: u64) -> u64 {
+    if MARK.lost.fetch_add(1, Ordering::Relaxed) + 1 >= SWITCH_AFTER {
+        MODE.store(ORDERED, Ordering::Relaxed);
+    }
+    MARK.ticks.fetch_max(ticks, Ordering::Relaxed).max(ticks)
+}
+
+// ---------------------------------------------------------------------------
+// The std-like API, the same for all three types.
+// ---------------------------------------------------------------------------
+
+macro_rules! instant_type {
+    ($(#[$doc:meta])* $name:ident, $read:path, $label:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name {
+            ticks: u64,
+        }
+
+        impl $name {
+            #[doc = concat!("Reads the clock: ", $label, ".")]
+            #[inline(always)]
+            #[must_use]
+            pub fn now() -> $name {
+                $name { ticks: $read() }
+            }
+
+            /// Time elapsed since this instant, read from the same clock.
+            /// Zero if this instant is in the future.
+            #[inline]
+            #[must_use]
+            pub fn elapsed(&self) -> Duration {
+                ticks_between($read(), self.ticks)
+            }
+
+            /// Time from `earlier` to `self`; zero if `earlier` is later
+            /// (like `std::time::Instant` since Rust 1.60).
+            #[inline]
+            #[must_use]
+            pub fn duration_since(&self, earlier: $name) -> Duration {
+                ticks_between(self.ticks, earlier.ticks)
+            }
+
+            /// Time from `earlier` to `self`, or `None` if `earlier` is later.
+            #[inline]
+            #[must_use]
+            pub fn checked_duration_since(&self, earlier: $name) -> Option<Duration> {
+                if earlier.ticks <= self.ticks {
+                    Some(ticks_between(self.ticks, earlier.ticks))
+                } else {
+                    None
+                }
+            }
+
+            /// Time from `earlier` to `self`, or zero if `earlier` is later.
+            #[inline]
+            #[must_use]
+            pub fn saturating_duration_since(&self, earlier: $name) -> Duration {
+                ticks_between(self.ticks, earlier.ticks)
+            }
+
+            /// `self + duration`, or `None` if the result does not fit the
+            /// 64-bit tick range (hundreds of years at GHz rates).
+            ///
+            /// The duration is converted to ticks with the current calibration
+            /// and rounded down, so `(t + d) - t` equals `d` within one tick
+            /// plus any refinement of the calibration in between (a few ppm
+            /// of `d` early in the process, well under 1 ppm later).
+            #[inline]
+            #[must_use]
+            pub fn checked_add(&self, duration: Duration) -> Option<$name> {
+                let ticks = self.ticks.checked_add(duration_to_ticks(duration)?)?;
+                Some($name { ticks })
+            }
+
+            /// `self - duration`, or `None` if the result would be before the
+            /// counter's zero (usually the machine's boot).
+            #[inline]
+            #[must_use]
+            pub fn checked_sub(&self, duration: Duration) -> Option<$name> {
+                let ticks = self.ticks.checked_sub(duration_to_ticks(duration)?)?;
+                Some($name { ticks })
+            }
+
+            /// The raw counter value (nanoseconds on the OS fallback).
+            #[inline(always)]
+            #[must_use]
+            pub const fn ticks(&self) -> u64 {
+                self.ticks
+            }
+
+            /// An instant from a raw counter value of this process's source
+            /// (see [`ticks`](Self::ticks)). Values from another process or
+            /// machine are only meaningful if it used the same counter.
+            #[inline(always)]
+            #[must_use]
+            pub const fn from_ticks(ticks: u64) -> $name {
+                $name { ticks }
+            }
+        }
+
+        impl Add<Duration> for $name {
+            type Output = $name;
+            /// # Panics
+            /// If the result overflows; use [`checked_add`](Self::checked_add) to handle it.
+            #[inline]
+            fn add(self, rhs: Duration) -> $name {
+                self.checked_add(rhs).expect("overflow when adding duration to instant")
+            }
+        }
+
+        impl AddAssign<Duration> for $name {
+            #[inline]
+            fn add_assign(&mut self, rhs: Duration) {
+                *self = *self + rhs;
+            }
+        }
+
+        impl Sub<Duration> for $name {
+            type Output = $name;
+            /// # Panics
+            /// If the result underflows; use [`checked_sub`](Self::checked_sub) to handle it.
+            #[inline]
+            fn sub(self, rhs: Duration) -> $name {
+                self.checked_sub(rhs).expect("overflow when subtracting duration from instant")
+            }
+        }
+
+        impl SubAssign<Duration> for $name {
+            #[inline]
+            fn sub_assign(&mut self, rhs: Duration) {
+                *self = *self - rhs;
+            }
+        }
+
+        impl Sub<$name> for $name {
+            type Output = Duration;
+            /// Same as [`duration_since`](Self::duration_since): zero if `rhs` is later.
+            #[inline]
+            fn sub(self, rhs: $name) -> Duration {
+                self.duration_since(rhs)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name)).field("ticks", &self.ticks).finish()
+            }
+        }
+    };
+}
+
+instant_type!(
+    /// A reading of the bare architectural counter: the cheapest clock there is.
+    ///
+    /// Same API as [`std::time::Instant`](https://doc.rust-lang.org/std/time/struct.Instant.html),
+    /// at about 11 ns instead of 29 on current x86 (see `BENCHMARKS.md`).
+    ///
+    /// **Guarantee:** never goes backwards on one thread. Between threads
+    /// the CPU may execute the counter read before earlier loads complete,
+    /// so a reading taken *after* seeing another thread's reading can be
+    /// smaller by up to the speculation window (about a microsecond). Use
+    /// [`MonotonicInstant`] when a later event must never get an earlier
+    /// stamp than one it saw.
+    ///
+    /// ```
+    /// use fastnow::Instant;
+    /// use std::time::Duration;
+    ///
+    /// let start = Instant::now();
+    /// std::thread::sleep(Duration::from_millis(2));
+    /// let took = start.elapsed();
+    /// assert!(took >= Duration::from_millis(1));
+    ///
+    /// let deadline = start + Duration::from_secs(30);
+    /// assert!(Instant::now() < deadline);
+    /// assert_eq!(start.checked_add(Duration::MAX), None);
+    /// ```
+    Instant,
+    read_ticks,
+    "the bare counter"
+);
+
+instant_type!(
+    /// A reading that is strictly ordered across threads.
+    ///
+    /// **Guarantee:** if reading B happens after reading A in the sense of
+    /// the Rust memory model (same thread later, or after an Acquire load
+    /// that saw a Release store made after A, a join, a channel receive…),
+    /// then `B >= A`. Tested with 10^8 cross-thread checks (see
+    /// `BENCHMARKS.md`).
+    ///
+    /// Cost: one counter read plus a compare-and-swap on a shared word while
+    /// one core uses it (about the cost of [`Instant::now`]); once that word
+    /// is contended it switches for good to ordered counter reads, which
+    /// share nothing and so cost the same on any number of cores (about
+    /// twice [`Instant::now`] on x86). [`ClockInfo::monotonic_mode`] tells
+    /// which; [`use_ordered_reads`](Self::use_ordered_reads) switches early.
+    ///
+    /// [`ClockInfo::monotonic_mode`]: crate::ClockInfo::monotonic_mode
+    ///
+    /// ```
+    /// use fastnow::MonotonicInstant;
+    ///
+    /// let a = MonotonicInstant::now();
+    /// let b = std::thread::spawn(MonotonicInstant::now).join().unwrap();
+    /// assert!(b >= a); // the spawn and join order the two readings
+    /// ```
+    MonotonicInstant,
+    read_ticks_monotonic,
+    "strictly monotonic across threads"
+);
+
+instant_type!(
+    /// A counter reading taken after every load that precedes it.
+    ///
+    /// **Guarantee:** the counter is read only after all earlier loads in
+    /// program order have completed (`RDTSCP`, or `LFENCE; RDTSC`; `ISB`
+    /// before `MRS CNTVCT_EL0`), so the reading is not earlier than any
+    /// value an Acquire load before it observed. Use it to time a region
+    /// that begins with a load (a queue pop, a lock acquisition) without the
+    /// CPU starting the clock early.
+    ///
+    /// ```
+    /// use fastnow::OrderedInstant;
+    ///
+    /// let t = OrderedInstant::now();
+    /// let plain: fastnow::Instant = t.as_unordered();
+    /// assert_eq!(plain.ticks(), t.ticks());
+    /// ```
+    OrderedInstant,
+    read_ticks_ordered,
+    "the counter after all earlier loads"
+);
+
+impl MonotonicInstant {
+    /// The same reading as a plain [`Instant`] (same timeline, no cost).
+    #[inline(always)]
+    #[must_use]
+    pub const fn as_instant(&self) -> Instant {
+        Instant { ticks: self.ticks }
+    }
+
+    /// Switches every `MonotonicInstant` in the process to ordered counter
+    /// reads now instead of waiting for contention to be detected. Worth it
+    /// for programs that will read it from many threads at once. There is
+    /// no way back (see [`MonotonicMode`]).
+    pub fn use_ordered_reads() {
+        MODE.store(ORDERED, Ordering::Relaxed);
+    }
+}
+
+impl OrderedInstant {
+    /// The same reading as a plain [`Instant`] (same timeline, no cost).
+    #[inline(always)]
+    #[must_use]
+    pub const fn as_unordered(&self) -> Instant {
+        Instant { ticks: self.ticks }
+    }
+}
+
+impl From<MonotonicInstant> for Instant {
+    #[inline(always)]
+    fn from(t: MonotonicInstant) -> Instant {
+        t.as_instant()
+    }
+}
+
+impl From<OrderedInstant> for Instant {
+    #[inline(always)]
+    fn from(t: OrderedInstant) -> Instant {
+        t.as_unordered()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lost compare-and-swaps are what real contention produces; feeding
+    /// them directly makes the switch deterministic. Runs in the lib test
+    /// binary, whose other tests do not depend on the mode.
+    #[test]
+    fn contention_switches_to_ordered_reads_for_good() {
+        let start = MonotonicInstant::now().ticks();
+        for i in 0..SWITCH_AFTER as u64 {
+            // Each contended raise still publishes its value and returns the max.
+            assert!(raise_contended(start + i) >= start + i);
+        }
+        assert_eq!(monotonic_mode(), MonotonicMode::Ordered);
+        assert!(MARK.ticks.load(Ordering::Relaxed) >= start + SWITCH_AFTER as u64 - 1);
+
+        // Ordered reads honour the mark published before the switch.
+        let ahead = read_ticks() + (1 << 40);
+        MARK.ticks.fetch_max(ahead, Ordering::Relaxed);
+        assert_eq!(MonotonicInstant::now().ticks(), ahead);
+        assert_eq!(monotonic_mode(), MonotonicMode::Ordered, "no way back");
+    }
+}

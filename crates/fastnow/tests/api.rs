@@ -1,0 +1,162 @@
+//! The std-like API of the three precise types, and their guarantees, in the
+//! source this machine chose (see `overrides.rs` for the others).
+
+use fastnow::{Instant, MonotonicInstant, OrderedInstant};
+use std::time::Duration;
+
+/// Runs the same checks on each type: the API is generated once, so a
+/// regression in one shows up in all three.
+macro_rules! api_checks {
+    ($t:ty) => {{
+        let a = <$t>::now();
+        std::thread::sleep(Duration::from_millis(3));
+        let b = <$t>::now();
+        assert!(b > a);
+        // Two conversions of the same ticks agree unless another thread
+        // refined the calibration in between (ppm; < 1 µs over this test).
+        let near = |x: Duration, y: Duration| x.abs_diff(y) < Duration::from_micros(1);
+        let d = b.duration_since(a);
+        assert!(d >= Duration::from_millis(2), "{d:?}");
+        assert!(near(b - a, d));
+        assert_eq!(a.duration_since(b), Duration::ZERO, "saturates like std");
+        assert_eq!(a - b, Duration::ZERO);
+        assert!(near(b.checked_duration_since(a).unwrap(), d));
+        assert_eq!(a.checked_duration_since(b), None);
+        assert_eq!(a.saturating_duration_since(b), Duration::ZERO);
+        assert!(a.elapsed() >= d);
+
+        // Instant ± Duration round-trips within a tick plus any refinement.
+        let step = Duration::from_millis(250);
+        let later = a + step;
+        assert!(near(later - a, step), "{:?}", later - a);
+        let close = |x: $t, y: $t| near(x.duration_since(y), y.duration_since(x));
+        assert!(close(later - step, a));
+        let mut m = a;
+        m += step;
+        assert!(close(m, later));
+        m -= step;
+        assert!(close(m, a));
+
+        // Overflow is None from the checked methods, never wrong time.
+        assert_eq!(a.checked_add(Duration::MAX), None);
+        assert_eq!(a.checked_sub(Duration::MAX), None);
+        assert_eq!(<$t>::from_ticks(u64::MAX).checked_add(Duration::from_secs(1)), None);
+        assert_eq!(<$t>::from_ticks(0).checked_sub(Duration::from_secs(1)), None);
+        assert_eq!(<$t>::from_ticks(a.ticks()), a);
+
+        // Hash and Ord agree with the ticks.
+        let mut set = std::collections::HashSet::new();
+        set.insert(a);
+        set.insert(<$t>::from_ticks(a.ticks()));
+        assert_eq!(set.len(), 1);
+        assert!(format!("{a:?}").contains("ticks"));
+    }};
+}
+
+#[test]
+fn instant_api() {
+    api_checks!(Instant);
+}
+
+#[test]
+fn monotonic_instant_api() {
+    api_checks!(MonotonicInstant);
+}
+
+#[test]
+fn ordered_instant_api() {
+    api_checks!(OrderedInstant);
+}
+
+#[test]
+#[should_panic(expected = "overflow when adding duration to instant")]
+fn add_overflow_panics_like_std() {
+    let _ = Instant::now() + Duration::MAX;
+}
+
+#[test]
+#[should_panic(expected = "overflow when subtracting duration from instant")]
+fn sub_overflow_panics_like_std() {
+    let _ = Instant::from_ticks(0) - Duration::from_secs(1);
+}
+
+#[test]
+fn the_three_share_one_timeline() {
+    let a = Instant::now();
+    let m = MonotonicInstant::now();
+    let o = OrderedInstant::now();
+    let b = Instant::now();
+    assert!(a <= m.as_instant() && m.as_instant() <= b);
+    assert!(a <= o.as_unordered() && o.as_unordered() <= b);
+    assert_eq!(Instant::from(o), o.as_unordered());
+    assert_eq!(Instant::from(m), m.as_instant());
+}
+
+/// Per-thread monotonicity, each thread on its own, all running at once.
+#[test]
+fn never_backwards_on_one_thread() {
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                let (mut i, mut m, mut o) = (Instant::now(), MonotonicInstant::now(), OrderedInstant::now());
+                for _ in 0..200_000 {
+                    let (i2, m2, o2) = (Instant::now(), MonotonicInstant::now(), OrderedInstant::now());
+                    assert!(i2 >= i && m2 >= m && o2 >= o);
+                    (i, m, o) = (i2, m2, o2);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+/// `elapsed()` agrees with std over an interval both measure. fastnow's
+/// interval lies inside std's, so it may not exceed it (beyond calibration
+/// error) nor fall short by more than the gap between the reads. The bounds
+/// are loose on purpose: this checks calibration is sane, not its precision,
+/// which the benchmarks measure.
+#[test]
+fn agrees_with_std() {
+    let std_start = std::time::Instant::now();
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(30));
+    let ours = start.elapsed();
+    let theirs = std_start.elapsed();
+    assert!(ours.as_nanos() <= theirs.as_nanos() * 1001 / 1000, "{ours:?} > {theirs:?}");
+    assert!(ours + Duration::from_millis(5) >= theirs, "{ours:?} << {theirs:?}");
+}
+
+#[test]
+fn info_describes_the_source() {
+    let _ = Instant::now().elapsed();
+    let info = fastnow::clock_info();
+    assert!(info.freq_hz > 0, "{info:?}");
+    match info.source {
+        fastnow::Source::Counter => {
+            assert!(info.fallback.is_none());
+            assert!(info.counter.is_some());
+            assert_ne!(info.freq_origin, fastnow::FreqOrigin::Os);
+        }
+        fastnow::Source::Os => {
+            assert!(info.fallback.is_some());
+            assert_eq!(info.freq_hz, 1_000_000_000);
+        }
+    }
+    assert!(!info.to_string().is_empty());
+}
+
+#[test]
+fn recalibrate_keeps_a_sane_rate() {
+    let before = fastnow::clock_info();
+    let _ = Instant::now().elapsed();
+    let after = fastnow::recalibrate();
+    assert!(after.freq_hz > 0);
+    if after.source == fastnow::Source::Counter {
+        assert_eq!(after.freq_origin, fastnow::FreqOrigin::Measured);
+        assert!(after.calibration_baseline >= Duration::from_millis(1));
+        let (a, b) = (before.freq_hz.max(1) as f64, after.freq_hz as f64);
+        assert!(before.freq_hz == 0 || (a / b - 1.0).abs() < 0.01, "{a} vs {b}");
+    }
+}
