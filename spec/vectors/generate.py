@@ -14,8 +14,12 @@ NS_PER_S = 10**9
 YEAR_NS = 365 * 24 * 3600 * NS_PER_S
 
 
+def ceil_div(a, b):
+    return -(-a // b)
+
+
 def mult_for(out, inp, shift):
-    mult = ((out << shift) + inp // 2) // inp
+    mult = ceil_div(out << shift, inp)
     return mult if mult < MULT_LIMIT else None
 
 
@@ -34,14 +38,13 @@ def from_ratio(out, inp):
 def with_shift(out, inp, shift):
     if out == 0 or inp == 0 or shift > MAX_SHIFT or out.bit_length() + shift > 128:
         return None
-    mult = ((out << shift) + inp // 2) // inp
+    mult = ceil_div(out << shift, inp)
     return (mult, shift) if 1 <= mult <= U64_MAX else None
 
 
 def apply(scale, x):
     mult, shift = scale
-    p = x * mult
-    v = (p >> shift) + ((p >> (shift - 1)) & 1 if shift > 0 else 0)
+    v = (x * mult) >> shift
     return v if v <= U64_MAX else None
 
 

@@ -1,14 +1,14 @@
 //! Fixed-point unit conversion: multiply and shift, no division on the read path.
 //!
 //! A [`Scale`] converts a count in one unit (counter ticks) to another
-//! (nanoseconds) as `(x * mult) >> shift` (rounded), computed in 128 bits. Both operands
+//! (nanoseconds) as `(x * mult) >> shift`, computed in 128 bits. Both operands
 //! are below 2^64, so the product never overflows; only the result can exceed
 //! `u64`, which [`Scale::apply`] reports as `None` and
 //! [`Scale::apply_saturating`] clamps.
 //!
 //! The parameters are chosen so that `mult` carries 63 significant bits: the
 //! largest `shift` in `0..=96` for which `mult < 2^63`. That makes the
-//! relative error of the ratio at most 2^-63 (rounding of `mult`), far below
+//! relative error of the ratio below 2^-62 (rounding of `mult`), far below
 //! any counter's own accuracy, and leaves one bit of headroom so a refined
 //! calibration that moves the ratio by less than 2× keeps the same `shift`.
 //! Keeping `shift` fixed is what lets a refinement publish a new ratio through
@@ -20,15 +20,22 @@
 //! ```text
 //! from_ratio(out, in):  for shift = 96 down to 0:
 //!                           skip if out << shift overflows 128 bits
-//!                           mult = (out << shift + in / 2) / in     (round half up)
+//!                           mult = ceil((out << shift) / in)        (rounded up)
 //!                           if mult < 2^63: return (mult, shift)
 //!                       none if no shift fits (out / in >= 2^63) or in == 0 or out == 0
-//! with_shift(out, in, s): mult = (out << s + in / 2) / in; none unless 1 <= mult < 2^64
+//! with_shift(out, in, s): mult = ceil((out << s) / in); none unless 1 <= mult < 2^64
 //!                       (none if out or in is 0, s > 96, or out << s overflows 128 bits)
-//! apply(x):             p = x * mult (128 bits); (p >> shift) + bit (shift - 1) of p:
-//!                       rounded half up, so exact ratios give exact results;
-//!                       None above u64::MAX
+//! apply(x):             (x * mult) >> shift in 128 bits; None above u64::MAX
 //! ```
+//!
+//! Rounding the multiplier *up* once, at calibration, instead of rounding
+//! every result: the read path stays a multiply and a shift, yet whenever
+//! the exact result `x * out / in` is a whole number (2.5e9 ticks of a
+//! 2.5 GHz counter are exactly 1e9 ns) it comes out exactly, because the
+//! excess `x * (mult - out * 2^shift / in) / 2^shift` is below 1 for any
+//! `x < 2^shift`. Since `mult >= 2^62`, `2^shift` ticks convert to at least
+//! 2^62 ns: every count up to 146 years, at any frequency, is covered. In
+//! general the result is `floor(x * out / in)` or one more.
 
 /// Largest `shift` considered; keeps `out << shift` inside 128 bits for any
 /// `out` below 2^32 and gives 2^-96 resolution for very fast counters.
@@ -58,8 +65,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// The scale that converts `x` units of `in_units` into `x * out_units / in_units`
-    /// (rounded to nearest).
+    /// The scale that converts `x` units of `in_units` into `x * out_units / in_units`.
     ///
     /// Returns `None` when either argument is zero or when the ratio is too
     /// large to represent (`out_units / in_units >= 2^63`).
@@ -113,27 +119,16 @@ impl Scale {
         }
     }
 
-    /// `round(out * 2^shift / in)`; the caller guarantees `out << shift` fits in 128 bits.
+    /// `ceil(out * 2^shift / in)`; the caller guarantees `out << shift` fits in 128 bits.
     const fn rounded_ratio(out_units: u64, in_units: u64, shift: u32) -> u128 {
-        // The rounding term can only overflow when out << shift is within 2^63
-        // of 2^128; the ratio is then at least 2^64 (in < 2^64), which every
-        // caller rejects, so saturating is exact enough.
         let num = (out_units as u128) << shift;
-        match num.checked_add(in_units as u128 / 2) {
-            Some(n) => n / in_units as u128,
-            None => u128::MAX,
-        }
+        num.div_ceil(in_units as u128)
     }
 
-    /// `x * mult / 2^shift` rounded to nearest, or `None` if the result does
-    /// not fit in a `u64`.
+    /// `(x * mult) >> shift`, or `None` if the result does not fit in a `u64`.
     #[inline(always)]
     pub const fn apply(self, x: u64) -> Option<u64> {
-        // Rounding takes the bit just below the cut instead of adding half
-        // first, so a multiplier close to 2^64 cannot overflow the 128 bits.
-        let wide = x as u128 * self.mult as u128;
-        let round = if self.shift > 0 { (wide >> (self.shift - 1)) & 1 } else { 0 };
-        let v = (wide >> self.shift) + round;
+        let v = (x as u128 * self.mult as u128) >> self.shift;
         if v > u64::MAX as u128 {
             None
         } else {

@@ -62,26 +62,25 @@ fn ratio_vectors() {
     }
 }
 
-/// Exact x * out / in rounded half up, for any u64 inputs (the product fits in 128 bits).
+/// Exact floor(x * out / in), for any u64 inputs (the product fits in 128 bits).
 fn exact(x: u64, out: u64, inp: u64) -> u128 {
-    let p = x as u128 * out as u128;
-    let (q, r) = (p / inp as u128, p % inp as u128);
-    q + (r >= (inp as u128).div_ceil(2)) as u128
+    x as u128 * out as u128 / inp as u128
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
-    /// mult/2^shift is out/in rounded at 2^-shift, so the converted value is
-    /// within x/2^(shift+1) + 1 of the exact, rounded quotient.
+    /// mult/2^shift is out/in rounded *up* at 2^-shift, so the converted
+    /// value is never below the exact quotient and exceeds it by at most
+    /// x/2^shift + 1 (just 1 when x < 2^shift, which test below pins down).
     #[test]
     fn apply_matches_exact_reference(out in 1u64.., inp in 1u64.., x in any::<u64>()) {
         if let Some(s) = Scale::from_ratio(out, inp) {
             prop_assert!(s.mult < 1 << 63 && s.shift <= 96);
             let reference = exact(x, out, inp);
-            let bound = ((x as u128) >> (s.shift + 1)) + 1;
-            let got = (x as u128 * s.mult as u128 + ((1u128 << s.shift) >> 1)) >> s.shift;
-            prop_assert!(got.abs_diff(reference) <= bound,
+            let bound = ((x as u128) >> s.shift) + 1;
+            let got = (x as u128 * s.mult as u128) >> s.shift;
+            prop_assert!(got >= reference && got - reference <= bound,
                 "x={x} out={out} in={inp} got={got} ref={reference} bound={bound}");
             match s.apply(x) {
                 Some(v) => prop_assert_eq!(v as u128, got),
@@ -104,10 +103,21 @@ proptest! {
         let ticks = (century_ticks as f64 * frac) as u64;
         let got = ns.apply(ticks).expect("a century of ticks converts");
         let reference = exact(ticks, 1_000_000_000, hz);
-        prop_assert!(got as u128 == reference || (ticks > 1 << 40 && got.abs_diff(reference as u64) <= 1),
+        prop_assert!(got as u128 == reference || got as u128 == reference + 1,
             "{hz} Hz {ticks} ticks: {got} vs {reference}");
         let back = tk.apply(got).unwrap();
         prop_assert!(back.abs_diff(ticks) <= 1 + hz / 1_000_000_000, "{ticks} -> {got} ns -> {back}");
+    }
+
+    /// Whole results come out exactly: k seconds of ticks are k * 1e9 ns.
+    #[test]
+    fn exact_ratios_are_exact(hz in 1u64..10_000_000_000, k in 0u64..3_000_000_000) {
+        let ns = Scale::nanos_per_tick(hz).unwrap();
+        if let Some(ticks) = k.checked_mul(hz) {
+            if ticks < 1u64.checked_shl(ns.shift).unwrap_or(u64::MAX) {
+                prop_assert_eq!(ns.apply(ticks), k.checked_mul(1_000_000_000));
+            }
+        }
     }
 
     /// Conversion is monotone: more ticks never give fewer nanoseconds.
