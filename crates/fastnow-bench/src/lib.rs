@@ -63,7 +63,10 @@ macro_rules! clock {
 
 /// Nanoseconds of a `clock_gettime` clock.
 pub fn clock_gettime_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -120,7 +123,9 @@ pub mod raw {
     pub fn cntvct() -> u64 {
         let t: u64;
         // SAFETY: CNTVCT_EL0 is readable from EL0 on Linux; output register only.
-        unsafe { asm!("mrs {t}, cntvct_el0", t = out(reg) t, options(nomem, nostack, preserves_flags)) };
+        unsafe {
+            asm!("mrs {t}, cntvct_el0", t = out(reg) t, options(nomem, nostack, preserves_flags))
+        };
         t
     }
     /// `ISB; MRS CNTVCT_EL0`.
@@ -128,7 +133,9 @@ pub mod raw {
     pub fn isb_cntvct() -> u64 {
         let t: u64;
         // SAFETY: as above; ISB only flushes the pipeline.
-        unsafe { asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack, preserves_flags)) };
+        unsafe {
+            asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack, preserves_flags))
+        };
         t
     }
 }
@@ -136,27 +143,93 @@ pub mod raw {
 /// Every clock the benchmarks and the report compare, fastnow's first.
 pub fn clocks() -> Vec<Clock> {
     let mut v = vec![
-        clock!("fastnow Instant::now", Kind::Fastnow, true, fastnow::Instant::now(), || fastnow::Instant::now().ticks()),
-        clock!("fastnow MonotonicInstant::now", Kind::Fastnow, true, fastnow::MonotonicInstant::now(), || fastnow::MonotonicInstant::now().ticks()),
-        clock!("fastnow OrderedInstant::now", Kind::Fastnow, true, fastnow::OrderedInstant::now(), || fastnow::OrderedInstant::now().ticks()),
+        clock!(
+            "fastnow Instant::now",
+            Kind::Fastnow,
+            true,
+            fastnow::Instant::now(),
+            || fastnow::Instant::now().ticks()
+        ),
+        clock!(
+            "fastnow MonotonicInstant::now",
+            Kind::Fastnow,
+            true,
+            fastnow::MonotonicInstant::now(),
+            || fastnow::MonotonicInstant::now().ticks()
+        ),
+        clock!(
+            "fastnow OrderedInstant::now",
+            Kind::Fastnow,
+            true,
+            fastnow::OrderedInstant::now(),
+            || fastnow::OrderedInstant::now().ticks()
+        ),
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
         clock!("RDTSC", Kind::Baseline, true, raw::rdtsc(), raw::rdtsc),
-        clock!("LFENCE;RDTSC", Kind::Baseline, true, raw::lfence_rdtsc(), raw::lfence_rdtsc),
+        clock!(
+            "LFENCE;RDTSC",
+            Kind::Baseline,
+            true,
+            raw::lfence_rdtsc(),
+            raw::lfence_rdtsc
+        ),
         clock!("RDTSCP", Kind::Baseline, true, raw::rdtscp(), raw::rdtscp),
     ]);
     #[cfg(target_arch = "aarch64")]
     v.extend([
-        clock!("MRS CNTVCT_EL0", Kind::Baseline, true, raw::cntvct(), raw::cntvct),
-        clock!("ISB;MRS CNTVCT_EL0", Kind::Baseline, true, raw::isb_cntvct(), raw::isb_cntvct),
+        clock!(
+            "MRS CNTVCT_EL0",
+            Kind::Baseline,
+            true,
+            raw::cntvct(),
+            raw::cntvct
+        ),
+        clock!(
+            "ISB;MRS CNTVCT_EL0",
+            Kind::Baseline,
+            true,
+            raw::isb_cntvct(),
+            raw::isb_cntvct
+        ),
     ]);
     v.extend([
-        clock!("std Instant::now", Kind::Os, true, std::time::Instant::now(), std_instant),
-        clock!("std SystemTime::now", Kind::Os, false, std::time::SystemTime::now(), std_system_time),
-        clock!("clock_gettime MONOTONIC", Kind::Os, true, clock_gettime_ns(libc::CLOCK_MONOTONIC), || clock_gettime_ns(libc::CLOCK_MONOTONIC)),
-        clock!("clock_gettime MONOTONIC_COARSE", Kind::Os, true, clock_gettime_ns(libc::CLOCK_MONOTONIC_COARSE), || clock_gettime_ns(libc::CLOCK_MONOTONIC_COARSE)),
-        clock!("clock_gettime REALTIME", Kind::Os, false, clock_gettime_ns(libc::CLOCK_REALTIME), || clock_gettime_ns(libc::CLOCK_REALTIME)),
+        clock!(
+            "std Instant::now",
+            Kind::Os,
+            true,
+            std::time::Instant::now(),
+            std_instant
+        ),
+        clock!(
+            "std SystemTime::now",
+            Kind::Os,
+            false,
+            std::time::SystemTime::now(),
+            std_system_time
+        ),
+        clock!(
+            "clock_gettime MONOTONIC",
+            Kind::Os,
+            true,
+            clock_gettime_ns(libc::CLOCK_MONOTONIC),
+            || clock_gettime_ns(libc::CLOCK_MONOTONIC)
+        ),
+        clock!(
+            "clock_gettime MONOTONIC_COARSE",
+            Kind::Os,
+            true,
+            clock_gettime_ns(libc::CLOCK_MONOTONIC_COARSE),
+            || clock_gettime_ns(libc::CLOCK_MONOTONIC_COARSE)
+        ),
+        clock!(
+            "clock_gettime REALTIME",
+            Kind::Os,
+            false,
+            clock_gettime_ns(libc::CLOCK_REALTIME),
+            || clock_gettime_ns(libc::CLOCK_REALTIME)
+        ),
     ]);
     #[cfg(feature = "peers")]
     v.extend(peers::clocks());
@@ -186,13 +259,55 @@ mod peers {
 
     pub fn clocks() -> Vec<Clock> {
         vec![
-            clock!("quanta Clock::now", Kind::Peer, true, quanta_clock().now(), || since_base!(quanta_clock().now(), quanta::Instant)),
-            clock!("quanta Clock::raw", Kind::Peer, true, quanta_clock().raw(), || quanta_clock().raw()),
-            clock!("quanta Instant::recent", Kind::Peer, true, quanta::Instant::recent(), || since_base!(quanta::Instant::recent(), quanta::Instant)),
-            clock!("minstant Instant::now", Kind::Peer, true, minstant::Instant::now(), || since_base!(minstant::Instant::now(), minstant::Instant)),
-            clock!("fastant Instant::now", Kind::Peer, true, fastant::Instant::now(), || since_base!(fastant::Instant::now(), fastant::Instant)),
-            clock!("coarsetime Instant::now", Kind::Peer, true, coarsetime::Instant::now(), || coarsetime::Instant::now().as_ticks()),
-            clock!("coarsetime Instant::recent", Kind::Peer, true, coarsetime::Instant::recent(), || coarsetime::Instant::recent().as_ticks()),
+            clock!(
+                "quanta Clock::now",
+                Kind::Peer,
+                true,
+                quanta_clock().now(),
+                || since_base!(quanta_clock().now(), quanta::Instant)
+            ),
+            clock!(
+                "quanta Clock::raw",
+                Kind::Peer,
+                true,
+                quanta_clock().raw(),
+                || quanta_clock().raw()
+            ),
+            clock!(
+                "quanta Instant::recent",
+                Kind::Peer,
+                true,
+                quanta::Instant::recent(),
+                || since_base!(quanta::Instant::recent(), quanta::Instant)
+            ),
+            clock!(
+                "minstant Instant::now",
+                Kind::Peer,
+                true,
+                minstant::Instant::now(),
+                || since_base!(minstant::Instant::now(), minstant::Instant)
+            ),
+            clock!(
+                "fastant Instant::now",
+                Kind::Peer,
+                true,
+                fastant::Instant::now(),
+                || since_base!(fastant::Instant::now(), fastant::Instant)
+            ),
+            clock!(
+                "coarsetime Instant::now",
+                Kind::Peer,
+                true,
+                coarsetime::Instant::now(),
+                || coarsetime::Instant::now().as_ticks()
+            ),
+            clock!(
+                "coarsetime Instant::recent",
+                Kind::Peer,
+                true,
+                coarsetime::Instant::recent(),
+                || coarsetime::Instant::recent().as_ticks()
+            ),
         ]
     }
 }
@@ -232,7 +347,10 @@ pub fn contended_ns_per_call(read: fn() -> u64, threads: usize, iters: u64) -> V
             })
         })
         .collect();
-    handles.into_iter().map(|h| h.join().expect("bench thread")).collect()
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("bench thread"))
+        .collect()
 }
 
 /// Result of [`strict_cross_thread`].
@@ -261,7 +379,10 @@ pub fn strict_cross_thread(read: fn() -> u64, checks: u64) -> StrictResult {
             }
         })
     };
-    let mut r = StrictResult { checks, ..Default::default() };
+    let mut r = StrictResult {
+        checks,
+        ..Default::default()
+    };
     for _ in 0..checks {
         let seen = slot.0.load(Ordering::Acquire);
         let now = read();
@@ -292,7 +413,10 @@ pub fn per_thread_backwards(read: fn() -> u64, threads: usize, reads: u64) -> u6
             })
         })
         .collect();
-    handles.into_iter().map(|h| h.join().expect("checker thread")).sum()
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("checker thread"))
+        .sum()
 }
 
 /// A reading of `CLOCK_MONOTONIC` bracketing a clock read: the clock's
@@ -330,5 +454,9 @@ pub fn drift_against_monotonic(interval: Duration) -> Drift {
     let ours = end.duration_since(start).as_nanos() as f64;
     let reference = m1 - m0;
     let error_ns = ours - reference;
-    Drift { interval, error_ns, error_ppm: error_ns / reference * 1e6 }
+    Drift {
+        interval,
+        error_ns,
+        error_ppm: error_ns / reference * 1e6,
+    }
 }

@@ -12,14 +12,25 @@ fn main() {
     println!("source:        {:?}", info.source);
     println!("counter:       {}", info.counter.unwrap_or("none"));
     println!("ordered read:  {}", info.ordered_read);
-    println!("frequency:     {} Hz ({:?})", info.freq_hz, info.freq_origin);
-    println!("calibration:   waited {:?}, baseline {:?}", info.calibration_time, info.calibration_baseline);
+    println!(
+        "frequency:     {} Hz ({:?})",
+        info.freq_hz, info.freq_origin
+    );
+    println!(
+        "calibration:   waited {:?}, baseline {:?}",
+        info.calibration_time, info.calibration_baseline
+    );
     println!("first now()+elapsed(): {startup:?} (elapsed said {e:?})");
     if let Some(why) = info.fallback {
         println!("fallback:      {why}");
     }
     println!("FASTNOW_CLOCK: {:?}", info.env_override);
-    println!("clocksource:   {}", info.kernel_clocksource.map(|c| c.to_string()).unwrap_or("unknown".into()));
+    println!(
+        "clocksource:   {}",
+        info.kernel_clocksource
+            .map(|c| c.to_string())
+            .unwrap_or("unknown".into())
+    );
     println!("hypervisor:    {}", info.hypervisor().unwrap_or("none"));
     println!("summary:       {info}");
     for pause in [1u64, 10, 100] {
@@ -36,5 +47,8 @@ fn main() {
         );
     }
     let info = fastnow::clock_info();
-    println!("after 111 ms:  {} Hz, baseline {:?}, {} refinements", info.freq_hz, info.calibration_baseline, info.refinements);
+    println!(
+        "after 111 ms:  {} Hz, baseline {:?}, {} refinements",
+        info.freq_hz, info.calibration_baseline, info.refinements
+    );
 }

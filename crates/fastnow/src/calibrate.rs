@@ -115,7 +115,10 @@ pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
     // Acquire pairs with the Release in `publish`, which makes the shift
     // (written once, before the first multiplier) visible.
     let mult = NS_MULT.load(Ordering::Acquire);
-    Scale { mult, shift: NS_SHIFT.load(Ordering::Relaxed) }
+    Scale {
+        mult,
+        shift: NS_SHIFT.load(Ordering::Relaxed),
+    }
 }
 
 /// The ns→ticks scale (calibrating first if nothing has yet).
@@ -126,7 +129,10 @@ pub(crate) fn ticks_per_nano() -> Scale {
         maintain();
         mult = TICKS_MULT.load(Ordering::Acquire);
     }
-    Scale { mult, shift: TICKS_SHIFT.load(Ordering::Relaxed) }
+    Scale {
+        mult,
+        shift: TICKS_SHIFT.load(Ordering::Relaxed),
+    }
 }
 
 /// First calibration (blocking) or a refinement (skipped if another thread
@@ -148,7 +154,10 @@ fn maintain() {
 }
 
 fn initialize() {
-    let anchor = (ANCHOR_TICKS.load(Ordering::Relaxed), ANCHOR_NS.load(Ordering::Relaxed));
+    let anchor = (
+        ANCHOR_TICKS.load(Ordering::Relaxed),
+        ANCHOR_NS.load(Ordering::Relaxed),
+    );
     let hz = PUBLISHED_HZ.load(Ordering::Relaxed);
     let published = if hz != 0 {
         Scale::nanos_per_tick(hz).zip(Scale::ticks_per_nano(hz))
@@ -185,7 +194,10 @@ fn initialize() {
 /// the baseline is long enough (or always, with `force`, waiting if needed).
 fn refine(force: bool) {
     let tick_scale = current_ticks_per_nano();
-    let (mut t0, mut n0) = (ANCHOR_TICKS.load(Ordering::Relaxed), ANCHOR_NS.load(Ordering::Relaxed));
+    let (mut t0, mut n0) = (
+        ANCHOR_TICKS.load(Ordering::Relaxed),
+        ANCHOR_NS.load(Ordering::Relaxed),
+    );
     if force {
         wait_until(n0 + MIN_BASELINE_NS);
     }
@@ -310,7 +322,8 @@ fn wait_until(ns: u64) {
 }
 
 fn try_lock() -> bool {
-    LOCK.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    LOCK.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
 }
 
 fn lock() {
@@ -346,7 +359,11 @@ pub(crate) fn snapshot() -> Snapshot {
         freq_hz: if mult == 0 {
             0
         } else {
-            Scale { mult, shift: NS_SHIFT.load(Ordering::Relaxed) }.implied_freq_hz()
+            Scale {
+                mult,
+                shift: NS_SHIFT.load(Ordering::Relaxed),
+            }
+            .implied_freq_hz()
         },
         origin: match origin {
             ORIGIN_OS => FreqOrigin::Os,
@@ -356,7 +373,11 @@ pub(crate) fn snapshot() -> Snapshot {
             ORIGIN_REGISTER if mult != 0 => FreqOrigin::ArchRegister,
             _ => FreqOrigin::Pending,
         },
-        baseline_ns: if origin == ORIGIN_MEASURED { BASELINE_NS.load(Ordering::Relaxed) } else { 0 },
+        baseline_ns: if origin == ORIGIN_MEASURED {
+            BASELINE_NS.load(Ordering::Relaxed)
+        } else {
+            0
+        },
         init_wait_ns: INIT_WAIT_NS.load(Ordering::Relaxed),
         refinements: REFINEMENTS.load(Ordering::Relaxed),
     }

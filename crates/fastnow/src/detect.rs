@@ -129,7 +129,10 @@ impl Clocksource {
         let len = raw.len().min(24);
         let mut bytes = [0u8; 24];
         bytes[..len].copy_from_slice(&raw[..len]);
-        Clocksource { bytes, len: len as u8 }
+        Clocksource {
+            bytes,
+            len: len as u8,
+        }
     }
 
     /// The name, e.g. `"tsc"`, `"kvm-clock"`, `"hpet"`.
@@ -335,7 +338,12 @@ fn run_detection() -> u8 {
     if fallback.is_none() && !counter_advances() {
         fallback = Some(Fallback::Stalled);
     }
-    let decision = Decision { probe, clocksource, env, fallback };
+    let decision = Decision {
+        probe,
+        clocksource,
+        env,
+        fallback,
+    };
     // SAFETY: this thread won the UNDECIDED -> DECIDING exchange, so it is the
     // only writer, and no reader looks before the Release store below.
     unsafe { (*DECISION.0.get()).write(decision) };
@@ -474,12 +482,24 @@ mod tests {
         assert_eq!(decide(&good, None, EnvOverride::Unset), None);
         assert_eq!(decide(&good, None, EnvOverride::Invalid), None);
         assert_eq!(decide(&good, None, EnvOverride::Os), Some(Fallback::Forced));
-        assert_eq!(decide(&probe(false, false), None, EnvOverride::Unset), Some(Fallback::NotInvariant));
-        assert_eq!(decide(&probe(false, false), None, EnvOverride::Counter), None);
-        assert_eq!(decide(&probe(true, true), None, EnvOverride::Counter), Some(Fallback::Disabled));
+        assert_eq!(
+            decide(&probe(false, false), None, EnvOverride::Unset),
+            Some(Fallback::NotInvariant)
+        );
+        assert_eq!(
+            decide(&probe(false, false), None, EnvOverride::Counter),
+            None
+        );
+        assert_eq!(
+            decide(&probe(true, true), None, EnvOverride::Counter),
+            Some(Fallback::Disabled)
+        );
         let mut none = good;
         none.counter = None;
-        assert_eq!(decide(&none, None, EnvOverride::Counter), Some(Fallback::NoCounter));
+        assert_eq!(
+            decide(&none, None, EnvOverride::Counter),
+            Some(Fallback::NoCounter)
+        );
         if KERNEL_NAME_OF_COUNTER.is_some() {
             assert_eq!(
                 decide(&good, cs("kvm-clock\n"), EnvOverride::Unset),

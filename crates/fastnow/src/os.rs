@@ -24,7 +24,10 @@ pub(crate) fn realtime_nanos() -> u64 {
 #[cfg(unix)]
 #[inline]
 fn clock_nanos(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; both clocks exist on every
     // Unix fastnow supports, so the call cannot fail (POSIX: EINVAL only for
     // an unknown clock, EFAULT only for a bad pointer).
@@ -53,4 +56,6 @@ pub(crate) fn realtime_nanos() -> u64 {
 }
 
 #[cfg(all(not(unix), not(feature = "std")))]
-compile_error!("fastnow without the `std` feature needs a Unix target (it reads the OS clock through libc)");
+compile_error!(
+    "fastnow without the `std` feature needs a Unix target (it reads the OS clock through libc)"
+);

@@ -52,7 +52,11 @@ pub(crate) fn read_ticks_ordered() -> u64 {
 /// The OS clock, or the first read of the process (which runs detection).
 #[inline(never)]
 fn read_ticks_slow(state: u8, ordered: bool) -> u64 {
-    let state = if state == OS { state } else { detect::ensure_decided() };
+    let state = if state == OS {
+        state
+    } else {
+        detect::ensure_decided()
+    };
     match state {
         OS => os::monotonic_nanos(),
         _ if ordered => arch::ticks_ordered(state == COUNTER_ALT),
@@ -124,7 +128,10 @@ struct Mark {
     ticks: AtomicU64,
     lost: AtomicU32,
 }
-static MARK: Mark = Mark { ticks: AtomicU64::new(0), lost: AtomicU32::new(0) };
+static MARK: Mark = Mark {
+    ticks: AtomicU64::new(0),
+    lost: AtomicU32::new(0),
+};
 
 /// Called once by detection. The OS clock is already strictly monotonic
 /// across threads, so it never needs the mark.
@@ -151,7 +158,10 @@ fn read_ticks_monotonic() -> u64 {
         if ticks <= seen {
             return seen;
         }
-        match MARK.ticks.compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed) {
+        match MARK
+            .ticks
+            .compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed)
+        {
             Ok(_) => ticks,
             Err(_) => raise_contended(ticks),
         }

@@ -79,7 +79,10 @@ impl Scale {
             if out_bits + shift <= 128 {
                 let mult = Self::rounded_ratio(out_units, in_units, shift);
                 if mult < MULT_LIMIT as u128 {
-                    return Some(Scale { mult: mult as u64, shift });
+                    return Some(Scale {
+                        mult: mult as u64,
+                        shift,
+                    });
                 }
             }
             if shift == 0 {
@@ -113,7 +116,10 @@ impl Scale {
         }
         let mult = Self::rounded_ratio(out_units, in_units, shift);
         if mult >= 1 && mult <= u64::MAX as u128 {
-            Some(Scale { mult: mult as u64, shift })
+            Some(Scale {
+                mult: mult as u64,
+                shift,
+            })
         } else {
             None
         }

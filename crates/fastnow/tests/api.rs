@@ -13,8 +13,12 @@ macro_rules! api_checks {
         let b = <$t>::now();
         assert!(b > a);
         // Two conversions of the same ticks agree unless another thread
-        // refined the calibration in between (ppm; < 1 µs over this test).
-        let near = |x: Duration, y: Duration| x.abs_diff(y) < Duration::from_micros(1);
+        // refined the calibration in between: early refinements move it by a
+        // few ppm (more under emulation), so allow 100 ppm of the larger plus
+        // a microsecond. A wrong scale is off by far more.
+        let near = |x: Duration, y: Duration| {
+            x.abs_diff(y) <= x.max(y) / 10_000 + Duration::from_micros(1)
+        };
         let d = b.duration_since(a);
         assert!(d >= Duration::from_millis(2), "{d:?}");
         assert!(near(b - a, d));
@@ -29,7 +33,8 @@ macro_rules! api_checks {
         let step = Duration::from_millis(250);
         let later = a + step;
         assert!(near(later - a, step), "{:?}", later - a);
-        let close = |x: $t, y: $t| near(x.duration_since(y), y.duration_since(x));
+        // (t + step) - step lands within the same tolerance of t, scaled by step.
+        let close = |x: $t, y: $t| near(step + x.duration_since(y), step + y.duration_since(x));
         assert!(close(later - step, a));
         let mut m = a;
         m += step;
@@ -40,8 +45,14 @@ macro_rules! api_checks {
         // Overflow is None from the checked methods, never wrong time.
         assert_eq!(a.checked_add(Duration::MAX), None);
         assert_eq!(a.checked_sub(Duration::MAX), None);
-        assert_eq!(<$t>::from_ticks(u64::MAX).checked_add(Duration::from_secs(1)), None);
-        assert_eq!(<$t>::from_ticks(0).checked_sub(Duration::from_secs(1)), None);
+        assert_eq!(
+            <$t>::from_ticks(u64::MAX).checked_add(Duration::from_secs(1)),
+            None
+        );
+        assert_eq!(
+            <$t>::from_ticks(0).checked_sub(Duration::from_secs(1)),
+            None
+        );
         assert_eq!(<$t>::from_ticks(a.ticks()), a);
 
         // Hash and Ord agree with the ticks.
@@ -98,9 +109,17 @@ fn never_backwards_on_one_thread() {
     let threads: Vec<_> = (0..4)
         .map(|_| {
             std::thread::spawn(|| {
-                let (mut i, mut m, mut o) = (Instant::now(), MonotonicInstant::now(), OrderedInstant::now());
+                let (mut i, mut m, mut o) = (
+                    Instant::now(),
+                    MonotonicInstant::now(),
+                    OrderedInstant::now(),
+                );
                 for _ in 0..200_000 {
-                    let (i2, m2, o2) = (Instant::now(), MonotonicInstant::now(), OrderedInstant::now());
+                    let (i2, m2, o2) = (
+                        Instant::now(),
+                        MonotonicInstant::now(),
+                        OrderedInstant::now(),
+                    );
                     assert!(i2 >= i && m2 >= m && o2 >= o);
                     (i, m, o) = (i2, m2, o2);
                 }
@@ -117,15 +136,23 @@ fn never_backwards_on_one_thread() {
 /// error) nor fall short by more than the gap between the reads. The bounds
 /// are loose on purpose: this checks calibration is sane, not its precision,
 /// which the benchmarks measure.
+/// The lower bound leaves 20 ms for the gaps, which a first run of the
+/// conversion code can take under an emulator.
 #[test]
 fn agrees_with_std() {
     let std_start = std::time::Instant::now();
     let start = Instant::now();
-    std::thread::sleep(Duration::from_millis(30));
+    std::thread::sleep(Duration::from_millis(100));
     let ours = start.elapsed();
     let theirs = std_start.elapsed();
-    assert!(ours.as_nanos() <= theirs.as_nanos() * 1001 / 1000, "{ours:?} > {theirs:?}");
-    assert!(ours + Duration::from_millis(5) >= theirs, "{ours:?} << {theirs:?}");
+    assert!(
+        ours.as_nanos() <= theirs.as_nanos() * 1001 / 1000,
+        "{ours:?} > {theirs:?}"
+    );
+    assert!(
+        ours + Duration::from_millis(20) >= theirs,
+        "{ours:?} << {theirs:?}"
+    );
 }
 
 #[test]
@@ -157,6 +184,9 @@ fn recalibrate_keeps_a_sane_rate() {
         assert_eq!(after.freq_origin, fastnow::FreqOrigin::Measured);
         assert!(after.calibration_baseline >= Duration::from_millis(1));
         let (a, b) = (before.freq_hz.max(1) as f64, after.freq_hz as f64);
-        assert!(before.freq_hz == 0 || (a / b - 1.0).abs() < 0.01, "{a} vs {b}");
+        assert!(
+            before.freq_hz == 0 || (a / b - 1.0).abs() < 0.01,
+            "{a} vs {b}"
+        );
     }
 }

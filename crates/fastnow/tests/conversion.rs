@@ -6,7 +6,10 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/vectors/conversion.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../spec/vectors/conversion.json"
+    );
     let text = std::fs::read_to_string(path).expect("spec/vectors/conversion.json is readable");
     serde_json::from_str(&text).expect("conversion.json is valid JSON")
 }
@@ -19,7 +22,10 @@ fn scale(v: &Value) -> Option<Scale> {
     if v.is_null() {
         return None;
     }
-    Some(Scale { mult: num(&v["mult"]).unwrap(), shift: v["shift"].as_u64().unwrap() as u32 })
+    Some(Scale {
+        mult: num(&v["mult"]).unwrap(),
+        shift: v["shift"].as_u64().unwrap() as u32,
+    })
 }
 
 #[test]
@@ -36,12 +42,20 @@ fn frequency_vectors() {
         assert_eq!(tk, scale(&case["ticks_per_nano"]), "ticks_per_nano({hz})");
         for c in case["ticks_to_nanos"].as_array().unwrap() {
             let ticks = num(&c["ticks"]).unwrap();
-            assert_eq!(ns.and_then(|s| s.apply(ticks)), num(&c["nanos"]), "{hz} Hz, {ticks} ticks");
+            assert_eq!(
+                ns.and_then(|s| s.apply(ticks)),
+                num(&c["nanos"]),
+                "{hz} Hz, {ticks} ticks"
+            );
             checked += 1;
         }
         for c in case["nanos_to_ticks"].as_array().unwrap() {
             let nanos = num(&c["nanos"]).unwrap();
-            assert_eq!(tk.and_then(|s| s.apply(nanos)), num(&c["ticks"]), "{hz} Hz, {nanos} ns");
+            assert_eq!(
+                tk.and_then(|s| s.apply(nanos)),
+                num(&c["ticks"]),
+                "{hz} Hz, {nanos} ns"
+            );
             checked += 1;
         }
     }
@@ -53,12 +67,20 @@ fn ratio_vectors() {
     let v = vectors();
     for c in v["ratios"].as_array().unwrap() {
         let (out, inp) = (num(&c["out"]).unwrap(), num(&c["in"]).unwrap());
-        assert_eq!(Scale::from_ratio(out, inp), scale(&c["scale"]), "from_ratio({out}, {inp})");
+        assert_eq!(
+            Scale::from_ratio(out, inp),
+            scale(&c["scale"]),
+            "from_ratio({out}, {inp})"
+        );
     }
     for c in v["with_shift"].as_array().unwrap() {
         let (out, inp) = (num(&c["out"]).unwrap(), num(&c["in"]).unwrap());
         let shift = c["shift"].as_u64().unwrap() as u32;
-        assert_eq!(Scale::with_shift(out, inp, shift), scale(&c["scale"]), "with_shift({out}, {inp}, {shift})");
+        assert_eq!(
+            Scale::with_shift(out, inp, shift),
+            scale(&c["scale"]),
+            "with_shift({out}, {inp}, {shift})"
+        );
     }
 }
 

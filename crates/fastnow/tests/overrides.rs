@@ -6,9 +6,26 @@ use fastnow::{EnvOverride, Fallback, Instant, MonotonicInstant, OrderedInstant, 
 use std::process::Command;
 use std::time::Duration;
 
+/// Under an emulator the child must be started through it too: the Makefile
+/// sets `FASTNOW_TEST_RUNNER` (e.g. `qemu-aarch64`) for cross-target runs.
 fn run_child(test: &str, fastnow_clock: &str) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = match std::env::var_os("FASTNOW_TEST_RUNNER") {
+        Some(runner) => {
+            let mut c = Command::new(runner);
+            c.arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let out = cmd
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("FASTNOW_TEST_CHILD", "1")
         .env("FASTNOW_CLOCK", fastnow_clock)
         .output()
@@ -55,7 +72,10 @@ fn child_os() {
     assert!(info.to_string().contains("FASTNOW_CLOCK=os"));
 
     // Ticks are CLOCK_MONOTONIC nanoseconds.
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a local timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let mono = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
@@ -65,11 +85,17 @@ fn child_os() {
     // Same API behaviour as the counter.
     std::thread::sleep(Duration::from_millis(2));
     assert!(a.elapsed() >= Duration::from_millis(2));
-    assert_eq!((a + Duration::from_nanos(1234)) - a, Duration::from_nanos(1234));
+    assert_eq!(
+        (a + Duration::from_nanos(1234)) - a,
+        Duration::from_nanos(1234)
+    );
     assert_eq!(a.checked_add(Duration::MAX), None);
     assert!(MonotonicInstant::now().as_instant() >= b);
     assert!(OrderedInstant::now().as_unordered() >= b);
-    assert_eq!(fastnow::clock_info().monotonic_mode, fastnow::MonotonicMode::Ordered);
+    assert_eq!(
+        fastnow::clock_info().monotonic_mode,
+        fastnow::MonotonicMode::Ordered
+    );
     assert_eq!(fastnow::recalibrate().freq_hz, 1_000_000_000);
 }
 

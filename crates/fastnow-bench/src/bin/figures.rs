@@ -30,11 +30,22 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick {
-        Plan { rounds: 5, iters: 1_000_000, strict_checks: 1_000_000, children: 5 }
+        Plan {
+            rounds: 5,
+            iters: 1_000_000,
+            strict_checks: 1_000_000,
+            children: 5,
+        }
     } else {
-        Plan { rounds: 9, iters: 5_000_000, strict_checks: 100_000_000, children: 15 }
+        Plan {
+            rounds: 9,
+            iters: 5_000_000,
+            strict_checks: 100_000_000,
+            children: 15,
+        }
     };
 
+    let _ = fastnow::Instant::now().elapsed(); // calibrate, so the header shows the rate
     let info = fastnow::clock_info();
     println!("Machine: {}, {} cores; {}", cpu_model(), num_cores(), info);
     println!();
@@ -48,7 +59,11 @@ fn main() {
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
@@ -73,17 +88,39 @@ fn costs(plan: &Plan) {
         // `start.elapsed()` against a second `now()`: the difference is the
         // conversion to Duration (scale load, refinement check, multiply).
         let start = fastnow::Instant::now();
-        elapsed.push(fastnow_bench::ns_per_call(|| start.elapsed().subsec_nanos() as u64, plan.iters));
-        now_twice.push(fastnow_bench::ns_per_call(|| fastnow::Instant::now().ticks().wrapping_sub(start.ticks()), plan.iters));
+        elapsed.push(fastnow_bench::ns_per_call(
+            || start.elapsed().subsec_nanos() as u64,
+            plan.iters,
+        ));
+        now_twice.push(fastnow_bench::ns_per_call(
+            || fastnow::Instant::now().ticks().wrapping_sub(start.ticks()),
+            plan.iters,
+        ));
     }
     let med: Vec<f64> = samples.iter().map(|s| median(s)).collect();
-    let std_ns = med[all.iter().position(|c| c.name == "std Instant::now").unwrap()];
-    println!("### Cost per call, one thread ({} rounds × {} calls, median)\n", plan.rounds, plan.iters);
+    let std_ns = med[all
+        .iter()
+        .position(|c| c.name == "std Instant::now")
+        .unwrap()];
+    println!(
+        "### Cost per call, one thread ({} rounds × {} calls, median)\n",
+        plan.rounds, plan.iters
+    );
     println!("| clock | ns/call | min–max of rounds | vs std `Instant::now` |");
     println!("|---|---:|---:|---:|");
     for (i, c) in all.iter().enumerate() {
-        let (lo, hi) = samples[i].iter().fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
-        println!("| {}{} | {:.2} | {:.2}–{:.2} | {:.2}× |", c.name, if c.kind == Kind::Peer { " (peer)" } else { "" }, med[i], lo, hi, med[i] / std_ns);
+        let (lo, hi) = samples[i]
+            .iter()
+            .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        println!(
+            "| {}{} | {:.2} | {:.2}–{:.2} | {:.2}× |",
+            c.name,
+            if c.kind == Kind::Peer { " (peer)" } else { "" },
+            med[i],
+            lo,
+            hi,
+            med[i] / std_ns
+        );
     }
     let get = |n: &str| all.iter().position(|c| c.name == n).map(|i| med[i]);
     let now = get("fastnow Instant::now").unwrap();
@@ -91,13 +128,29 @@ fn costs(plan: &Plan) {
     println!();
     println!("- `Instant::now()` vs std: {:.2}× faster", std_ns / now);
     if let Some(bare) = get("RDTSC").or(get("MRS CNTVCT_EL0")) {
-        println!("- `Instant::now()` vs the bare counter read: {:.3}×", now / bare);
+        println!(
+            "- `Instant::now()` vs the bare counter read: {:.3}×",
+            now / bare
+        );
     }
-    let ordered_floor = [get("LFENCE;RDTSC"), get("RDTSCP"), get("ISB;MRS CNTVCT_EL0")].into_iter().flatten().fold(f64::MAX, f64::min);
+    let ordered_floor = [
+        get("LFENCE;RDTSC"),
+        get("RDTSCP"),
+        get("ISB;MRS CNTVCT_EL0"),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(f64::MAX, f64::min);
     if ordered_floor < f64::MAX {
-        println!("- `OrderedInstant::now()` vs the cheaper ordered read: {:.3}×", get("fastnow OrderedInstant::now").unwrap() / ordered_floor);
+        println!(
+            "- `OrderedInstant::now()` vs the cheaper ordered read: {:.3}×",
+            get("fastnow OrderedInstant::now").unwrap() / ordered_floor
+        );
     }
-    println!("- `MonotonicInstant::now()` (high-water mark, uncontended) vs `Instant::now()`: {:.3}×", get("fastnow MonotonicInstant::now").unwrap() / now);
+    println!(
+        "- `MonotonicInstant::now()` (high-water mark, uncontended) vs `Instant::now()`: {:.3}×",
+        get("fastnow MonotonicInstant::now").unwrap() / now
+    );
     println!("- `start.elapsed()` {el:.2} ns vs a second `now()` {twice:.2} ns: conversion costs {:+.2} ns", el - twice);
     println!();
 }
@@ -110,26 +163,44 @@ fn contention(plan: &Plan) {
     let per_thread = |v: Vec<f64>| median(&v);
     let mut rows = Vec::new();
     let single = |rows: &mut Vec<(String, f64)>, label: &str| {
-        let v: Vec<f64> = (0..plan.rounds).map(|_| fastnow_bench::ns_per_call(read, plan.iters)).collect();
+        let v: Vec<f64> = (0..plan.rounds)
+            .map(|_| fastnow_bench::ns_per_call(read, plan.iters))
+            .collect();
         rows.push((label.to_string(), median(&v)));
     };
     single(&mut rows, "1 thread, high-water mark");
     fastnow::MonotonicInstant::__allow_contention_switch(false);
-    let v: Vec<f64> = (0..plan.rounds).map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters))).collect();
-    rows.push((format!("{threads} threads, high-water mark held (what a shared atomic costs)"), median(&v)));
+    let v: Vec<f64> = (0..plan.rounds)
+        .map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters)))
+        .collect();
+    rows.push((
+        format!("{threads} threads, high-water mark held (what a shared atomic costs)"),
+        median(&v),
+    ));
     fastnow::MonotonicInstant::__allow_contention_switch(true);
     let _ = contended_ns_per_call(read, threads, plan.iters); // contention switches the strategy
     let mode = fastnow::clock_info().monotonic_mode;
-    let v: Vec<f64> = (0..plan.rounds).map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters))).collect();
-    rows.push((format!("{threads} threads, after the switch ({mode:?})"), median(&v)));
+    let v: Vec<f64> = (0..plan.rounds)
+        .map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters)))
+        .collect();
+    rows.push((
+        format!("{threads} threads, after the switch ({mode:?})"),
+        median(&v),
+    ));
     single(&mut rows, &format!("1 thread, after the switch ({mode:?})"));
-    let instant: Vec<f64> = (0..plan.rounds).map(|_| fastnow_bench::ns_per_call(|| fastnow::Instant::now().ticks(), plan.iters)).collect();
+    let instant: Vec<f64> = (0..plan.rounds)
+        .map(|_| fastnow_bench::ns_per_call(|| fastnow::Instant::now().ticks(), plan.iters))
+        .collect();
     let instant = median(&instant);
     println!("### `MonotonicInstant::now()` under contention (median ns/call per thread)\n");
     println!("| situation | ns/call | vs uncontended | vs `Instant::now()` |");
     println!("|---|---:|---:|---:|");
     for (label, ns) in &rows {
-        println!("| {label} | {ns:.2} | {:.2}× | {:.2}× |", ns / rows[0].1, ns / instant);
+        println!(
+            "| {label} | {ns:.2} | {:.2}× | {:.2}× |",
+            ns / rows[0].1,
+            ns / instant
+        );
     }
     println!();
 }
@@ -137,28 +208,57 @@ fn contention(plan: &Plan) {
 /// 4 (correctness part) and per-thread monotonicity.
 fn strictness(plan: &Plan) {
     let all = clocks();
-    println!("### Strict cross-thread test ({} checks each) and per-thread monotonicity\n", plan.strict_checks);
+    println!(
+        "### Strict cross-thread test ({} checks each) and per-thread monotonicity\n",
+        plan.strict_checks
+    );
     println!("| clock | violations | worst step back (clock units) | per-thread decreases (2 threads × 10^7) |");
     println!("|---|---:|---:|---:|");
     let high_water = run_child(&["strict-high-water", &plan.strict_checks.to_string()]);
     let hw: Vec<&str> = high_water.split_whitespace().collect();
-    println!("| fastnow MonotonicInstant::now (high-water mark held, fresh process) | {} | {} | – |", hw[0], hw[1]);
-    for name in ["fastnow MonotonicInstant::now", "fastnow OrderedInstant::now", "fastnow Instant::now", "std Instant::now", "quanta Clock::now", "minstant Instant::now"] {
+    println!(
+        "| fastnow MonotonicInstant::now (high-water mark held, fresh process) | {} | {} | – |",
+        hw[0], hw[1]
+    );
+    for name in [
+        "fastnow MonotonicInstant::now",
+        "fastnow OrderedInstant::now",
+        "fastnow Instant::now",
+        "std Instant::now",
+        "quanta Clock::now",
+        "minstant Instant::now",
+    ] {
         let Some(c) = find(&all, name) else { continue };
         let r = strict_cross_thread(c.read, plan.strict_checks);
         let back = per_thread_backwards(c.read, 2, 10_000_000);
-        let label = if name.ends_with("MonotonicInstant::now") { format!("{name} ({:?})", fastnow::clock_info().monotonic_mode) } else { name.to_string() };
-        println!("| {label} | {} | {} | {back} |", r.violations, r.worst_step_back);
+        let label = if name.ends_with("MonotonicInstant::now") {
+            format!("{name} ({:?})", fastnow::clock_info().monotonic_mode)
+        } else {
+            name.to_string()
+        };
+        println!(
+            "| {label} | {} | {} | {back} |",
+            r.violations, r.worst_step_back
+        );
     }
     println!();
 }
 
 /// 5: the first `now()` + `elapsed()` of a fresh process.
 fn startup(plan: &Plan) {
-    let v: Vec<f64> = (0..plan.children).map(|_| run_child(&["startup"]).trim().parse::<f64>().unwrap()).collect();
+    let v: Vec<f64> = (0..plan.children)
+        .map(|_| run_child(&["startup"]).trim().parse::<f64>().unwrap())
+        .collect();
     let max = v.iter().cloned().fold(0f64, f64::max);
-    println!("### Start-up: first `Instant::now()` + `elapsed()` in a fresh process ({} processes)\n", plan.children);
-    println!("median {:.3} ms, worst {:.3} ms (calibration included)\n", median(&v) / 1e6, max / 1e6);
+    println!(
+        "### Start-up: first `Instant::now()` + `elapsed()` in a fresh process ({} processes)\n",
+        plan.children
+    );
+    println!(
+        "median {:.3} ms, worst {:.3} ms (calibration included)\n",
+        median(&v) / 1e6,
+        max / 1e6
+    );
 }
 
 /// 6: accuracy against CLOCK_MONOTONIC, right at start-up and after 1 s.
@@ -175,17 +275,37 @@ fn accuracy(plan: &Plan) {
         later_ppm.push(f[2].abs());
     }
     let worst = |v: &[f64]| v.iter().cloned().fold(0f64, f64::max);
-    println!("### Accuracy of `elapsed()` against `CLOCK_MONOTONIC` ({runs} fresh processes, |error|)\n");
+    println!(
+        "### Accuracy of `elapsed()` against `CLOCK_MONOTONIC` ({runs} fresh processes, |error|)\n"
+    );
     println!("| interval | median | worst |");
     println!("|---|---:|---:|");
-    println!("| 100 ms, starting at the process's first reading | {:.3} ppm | {:.3} ppm |", median(&start_ppm), worst(&start_ppm));
-    println!("| 1 s, after the process has run 1 s | {:.3} µs ({:.3} ppm) | {:.3} µs ({:.3} ppm) |", median(&later_us), median(&later_ppm), worst(&later_us), worst(&later_ppm));
+    println!(
+        "| 100 ms, starting at the process's first reading | {:.3} ppm | {:.3} ppm |",
+        median(&start_ppm),
+        worst(&start_ppm)
+    );
+    println!(
+        "| 1 s, after the process has run 1 s | {:.3} µs ({:.3} ppm) | {:.3} µs ({:.3} ppm) |",
+        median(&later_us),
+        median(&later_ppm),
+        worst(&later_us),
+        worst(&later_ppm)
+    );
     println!();
 }
 
 fn run_child(args: &[&str]) -> String {
-    let out = Command::new(std::env::current_exe().unwrap()).arg("--child").args(args).output().expect("run child");
-    assert!(out.status.success(), "child {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg("--child")
+        .args(args)
+        .output()
+        .expect("run child");
+    assert!(
+        out.status.success(),
+        "child {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -205,8 +325,14 @@ fn child(args: &[String]) {
         }
         "strict-high-water" => {
             fastnow::MonotonicInstant::__allow_contention_switch(false);
-            let r = strict_cross_thread(|| fastnow::MonotonicInstant::now().ticks(), args[1].parse().unwrap());
-            assert_eq!(fastnow::clock_info().monotonic_mode, fastnow::MonotonicMode::HighWater);
+            let r = strict_cross_thread(
+                || fastnow::MonotonicInstant::now().ticks(),
+                args[1].parse().unwrap(),
+            );
+            assert_eq!(
+                fastnow::clock_info().monotonic_mode,
+                fastnow::MonotonicMode::HighWater
+            );
             println!("{} {}", r.violations, r.worst_step_back);
         }
         other => panic!("unknown child mode {other}"),

@@ -19,7 +19,9 @@ pub(crate) fn ticks() -> u64 {
     // SAFETY: CNTVCT_EL0 is readable from EL0 on Linux (the kernel sets
     // CNTKCTL_EL1.EL0VCTEN); the instruction only writes the output register,
     // touches no memory and leaves the flags alone.
-    unsafe { asm!("mrs {t}, cntvct_el0", t = out(reg) t, options(nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("mrs {t}, cntvct_el0", t = out(reg) t, options(nomem, nostack, preserves_flags))
+    };
     t
 }
 
@@ -30,14 +32,18 @@ pub(crate) fn ticks_ordered(_alt: bool) -> u64 {
     // SAFETY: as in `ticks()`. ISB is unprivileged and only flushes the
     // pipeline; it is not marked `nomem` so the compiler also keeps earlier
     // memory accesses before it.
-    unsafe { asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack, preserves_flags)) };
+    unsafe {
+        asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack, preserves_flags))
+    };
     t
 }
 
 fn freq_register() -> u64 {
     let f: u64;
     // SAFETY: CNTFRQ_EL0 is readable from EL0; output register only.
-    unsafe { asm!("mrs {f}, cntfrq_el0", f = out(reg) f, options(nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("mrs {f}, cntfrq_el0", f = out(reg) f, options(nomem, nostack, preserves_flags))
+    };
     f
 }
 
@@ -46,7 +52,11 @@ pub(crate) fn probe() -> Probe {
     Probe {
         counter: Some("CNTVCT_EL0"),
         invariant: true,
-        freq: if hz != 0 { Some((hz, FreqOrigin::ArchRegister)) } else { None },
+        freq: if hz != 0 {
+            Some((hz, FreqOrigin::ArchRegister))
+        } else {
+            None
+        },
         ordered_read: "ISB;MRS CNTVCT_EL0",
         ordered_read_alt: "ISB;MRS CNTVCT_EL0",
         use_alt: false,

@@ -12,7 +12,7 @@
 
 use super::Probe;
 use crate::FreqOrigin;
-use core::arch::x86_64::{CpuidResult, __cpuid, __rdtscp, _mm_lfence, _rdtsc};
+use core::arch::x86_64::{__cpuid, __rdtscp, _mm_lfence, _rdtsc, CpuidResult};
 
 /// The bare counter read.
 #[inline(always)]

@@ -1,0 +1,50 @@
+# fastnow: `make report` runs the main job, `make test` runs every test.
+
+CARGO ?= cargo
+GO ?= go
+
+# The aarch64 backend is built with Debian's Rust (which ships the aarch64
+# standard library) and run under qemu-user; .ci/run installs both. Linked
+# statically: dynamically linked aarch64 programs hang in pthread_create
+# under qemu-user 7.2.
+AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64 \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+	FASTNOW_TEST_RUNNER=qemu-aarch64
+AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
+	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
+
+.PHONY: test test-rust test-aarch64 test-go report figures bench fmt
+
+test: test-rust test-aarch64 test-go
+
+test-rust:
+	$(CARGO) test --workspace
+	$(CARGO) build -p fastnow --no-default-features
+	$(CARGO) test --release -p fastnow-bench --test strict
+
+test-aarch64:
+	@if $(AARCH64_READY); then \
+		$(AARCH64_ENV) $(CARGO) test --target aarch64-unknown-linux-gnu --target-dir target/aarch64 \
+			-p fastnow -p fastnow-bench; \
+	else \
+		echo "test-aarch64: SKIPPED: needs qemu-user, gcc-aarch64-linux-gnu and Debian's aarch64 Rust std (.ci/run installs them)"; \
+		[ -z "$$CI" ] || exit 1; \
+	fi
+
+test-go:
+	@if [ -f go/go.mod ]; then cd go && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
+
+report:
+	$(CARGO) run --release -q -p fastnow --example detect
+
+# The precise tier's figures for BENCHMARKS.md (about a minute; --quick: 10 s).
+figures:
+	$(CARGO) run --release -q -p fastnow-bench --features peers --bin figures
+
+bench:
+	$(CARGO) bench -p fastnow-bench --features peers
+
+fmt:
+	$(CARGO) fmt --all

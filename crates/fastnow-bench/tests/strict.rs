@@ -1,0 +1,58 @@
+//! The strict cross-thread test and per-thread monotonicity, through the same
+//! harness the figures program runs at 10^8 checks (here 10^6, so CI stays
+//! fast). One test function, because `MonotonicInstant`'s strategy is
+//! process-wide and must be exercised in order: high-water mark first
+//! (held under contention), then ordered reads.
+
+use fastnow::{MonotonicInstant, MonotonicMode, OrderedInstant};
+use fastnow_bench::{per_thread_backwards, strict_cross_thread};
+
+const CHECKS: u64 = 1_000_000;
+
+#[test]
+fn strictly_monotonic_across_threads_in_both_strategies() {
+    let monotonic: fn() -> u64 = || MonotonicInstant::now().ticks();
+    let source = fastnow::clock_info().source;
+
+    MonotonicInstant::__allow_contention_switch(false);
+    let r = strict_cross_thread(monotonic, CHECKS);
+    assert_eq!(r.violations, 0, "high-water strategy: {r:?}");
+    if source == fastnow::Source::Counter {
+        assert_eq!(
+            fastnow::clock_info().monotonic_mode,
+            MonotonicMode::HighWater
+        );
+    }
+
+    MonotonicInstant::__allow_contention_switch(true);
+    MonotonicInstant::use_ordered_reads();
+    assert_eq!(fastnow::clock_info().monotonic_mode, MonotonicMode::Ordered);
+    let r = strict_cross_thread(monotonic, CHECKS);
+    assert_eq!(r.violations, 0, "ordered strategy: {r:?}");
+
+    let r = strict_cross_thread(|| OrderedInstant::now().ticks(), CHECKS);
+    assert_eq!(r.violations, 0, "OrderedInstant: {r:?}");
+}
+
+#[test]
+fn per_thread_never_backwards() {
+    for read in [
+        (|| fastnow::Instant::now().ticks()) as fn() -> u64,
+        || OrderedInstant::now().ticks(),
+        || MonotonicInstant::now().ticks(),
+    ] {
+        assert_eq!(per_thread_backwards(read, 2, 1_000_000), 0);
+    }
+}
+
+/// The harness itself must be able to fail: a clock that runs backwards
+/// fails every check, whatever the scheduling.
+#[test]
+fn harness_detects_a_clock_that_goes_backwards() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let backwards: fn() -> u64 = || u64::MAX - N.fetch_add(1, Ordering::Relaxed);
+    assert_eq!(per_thread_backwards(backwards, 1, 1000), 1000);
+    let r = strict_cross_thread(backwards, 10_000);
+    assert_eq!(r.violations, 10_000, "{r:?}");
+}
