@@ -20,14 +20,15 @@ AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-g
 test: test-rust test-aarch64 test-go
 
 test-rust:
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --all-features
+	$(CARGO) test -p fastnow
 	$(CARGO) build -p fastnow --no-default-features
 	$(CARGO) test --release -p fastnow-bench --test strict
 
 test-aarch64:
 	@if $(AARCH64_READY); then \
 		$(AARCH64_ENV) $(CARGO) test --target aarch64-unknown-linux-gnu --target-dir target/aarch64 \
-			-p fastnow -p fastnow-bench; \
+			-p fastnow -p fastnow-bench --features fastnow/mock,fastnow/tracing; \
 	else \
 		echo "test-aarch64: SKIPPED: needs qemu-user, gcc-aarch64-linux-gnu and Debian's aarch64 Rust std (.ci/run installs them)"; \
 		[ -z "$$CI" ] || exit 1; \

@@ -61,6 +61,9 @@ macro_rules! clock {
     };
 }
 
+/// The floor for the coarse tier: a relaxed load of a shared atomic.
+static ATOMIC: AtomicU64 = AtomicU64::new(1);
+
 /// Nanoseconds of a `clock_gettime` clock.
 pub fn clock_gettime_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
@@ -163,6 +166,34 @@ pub fn clocks() -> Vec<Clock> {
             true,
             fastnow::OrderedInstant::now(),
             || fastnow::OrderedInstant::now().ticks()
+        ),
+        clock!(
+            "fastnow unix_nanos",
+            Kind::Fastnow,
+            false,
+            fastnow::unix_nanos(),
+            fastnow::unix_nanos
+        ),
+        clock!(
+            "fastnow recent",
+            Kind::Fastnow,
+            true,
+            fastnow::recent(),
+            || fastnow::recent().ticks()
+        ),
+        clock!(
+            "fastnow recent_unix_nanos",
+            Kind::Fastnow,
+            false,
+            fastnow::recent_unix_nanos(),
+            fastnow::recent_unix_nanos
+        ),
+        clock!(
+            "AtomicU64 load (Relaxed)",
+            Kind::Baseline,
+            false,
+            ATOMIC.load(Ordering::Relaxed),
+            || ATOMIC.load(Ordering::Relaxed)
         ),
     ];
     #[cfg(target_arch = "x86_64")]
@@ -459,4 +490,47 @@ pub fn drift_against_monotonic(interval: Duration) -> Drift {
         error_ns,
         error_ppm: error_ns / reference * 1e6,
     }
+}
+
+/// Percentiles (0–100, nearest rank) of a sample.
+pub fn percentile(xs: &[f64], p: f64) -> f64 {
+    assert!(!xs.is_empty(), "percentile of nothing");
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+    v[rank.min(v.len() - 1)]
+}
+
+/// |`fastnow::unix_nanos()` − `CLOCK_REALTIME`| in ns, `samples` times, `gap`
+/// apart: the wall reading is compared with the midpoint of the two
+/// `CLOCK_REALTIME` reads around it (taking the tightest of 5 brackets).
+pub fn wall_errors(samples: usize, gap: Duration) -> Vec<f64> {
+    (0..samples)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let mut best = (f64::MAX, 0f64);
+            for _ in 0..5 {
+                let a = clock_gettime_ns(libc::CLOCK_REALTIME);
+                let ours = fastnow::unix_nanos();
+                let b = clock_gettime_ns(libc::CLOCK_REALTIME);
+                let width = (b - a) as f64;
+                if width < best.0 {
+                    best = (width, (ours as f64 - (a as f64 + width / 2.0)).abs());
+                }
+            }
+            best.1
+        })
+        .collect()
+}
+
+/// Age of `fastnow::recent()` in ns at `samples` moments `gap` apart (the
+/// caller starts upkeep first): `Instant::now() - recent()`.
+pub fn staleness(samples: usize, gap: Duration) -> Vec<f64> {
+    (0..samples)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let cached = fastnow::recent();
+            fastnow::Instant::now().duration_since(cached).as_nanos() as f64
+        })
+        .collect()
 }

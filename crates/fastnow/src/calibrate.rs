@@ -299,20 +299,32 @@ fn current_ticks_per_nano() -> Scale {
     }
 }
 
-/// One (counter, OS nanoseconds) pair: the tightest of several brackets.
+/// One (counter, `CLOCK_MONOTONIC`) pair.
 fn sample() -> (u64, u64) {
+    sample_against(os::monotonic_nanos)
+}
+
+/// One (counter, reference nanoseconds) pair: the tightest of several
+/// brackets `reference, ordered counter read, reference`, with the counter
+/// matched to the bracket's midpoint. Also anchors the wall tier.
+pub(crate) fn sample_against(reference: fn() -> u64) -> (u64, u64) {
     let alt = ORDERED_ALT.load(Ordering::Relaxed);
-    let mut best = (0, 0, u64::MAX);
+    let mut best = None;
+    let mut last = (0, 0);
     for _ in 0..BRACKETS {
-        let before = os::monotonic_nanos();
+        let before = reference();
         let ticks = arch::ticks_ordered(alt);
-        let after = os::monotonic_nanos();
-        let width = after - before;
-        if width < best.2 {
-            best = (ticks, before + width / 2, width);
+        let after = reference();
+        last = (ticks, after);
+        // A bracket across a backward step of the reference is meaningless.
+        let Some(width) = after.checked_sub(before) else {
+            continue;
+        };
+        if best.map_or(true, |(_, _, w)| width < w) {
+            best = Some((ticks, before + width / 2, width));
         }
     }
-    (best.0, best.1)
+    best.map_or(last, |(ticks, ns, _)| (ticks, ns))
 }
 
 fn wait_until(ns: u64) {

@@ -53,14 +53,26 @@ extern crate std;
 
 mod arch;
 mod calibrate;
+mod coarse;
 mod detect;
+#[cfg(feature = "mock")]
+pub mod mock;
 mod os;
 mod precise;
 mod scale;
+#[cfg(feature = "tracing")]
+pub mod tracing;
+mod wall;
 
 pub use calibrate::recalibrate;
+pub use coarse::{recent, recent_unix_nanos, refresh, DEFAULT_RESOLUTION};
+#[cfg(feature = "std")]
+pub use coarse::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
 pub use detect::{
     clock_info, ClockInfo, Clocksource, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source,
 };
 pub use precise::{Instant, MonotonicInstant, OrderedInstant};
 pub use scale::Scale;
+#[cfg(feature = "std")]
+pub use wall::system_time;
+pub use wall::{resync_wall, set_wall_resync_interval, unix_nanos, UnixTime, DEFAULT_RESYNC};

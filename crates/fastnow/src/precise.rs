@@ -29,6 +29,10 @@ use core::time::Duration;
 /// The counter, unordered. One relaxed load and a branch over the bare read.
 #[inline(always)]
 pub(crate) fn read_ticks() -> u64 {
+    #[cfg(feature = "mock")]
+    if let Some(t) = crate::mock::ticks() {
+        return t;
+    }
     let state = detect::STATE.load(Ordering::Relaxed);
     // COUNTER and COUNTER_ALT differ only in their lowest bit.
     if state & !1 == COUNTER {
@@ -41,6 +45,10 @@ pub(crate) fn read_ticks() -> u64 {
 /// The counter, read after every preceding load.
 #[inline(always)]
 pub(crate) fn read_ticks_ordered() -> u64 {
+    #[cfg(feature = "mock")]
+    if let Some(t) = crate::mock::ticks() {
+        return t;
+    }
     let state = detect::STATE.load(Ordering::Relaxed);
     if state & !1 == COUNTER {
         arch::ticks_ordered(state == COUNTER_ALT)
@@ -67,6 +75,10 @@ fn read_ticks_slow(state: u8, ordered: bool) -> u64 {
 /// `later - earlier` as a `Duration`, zero if `earlier` is later.
 #[inline(always)]
 fn ticks_between(later: u64, earlier: u64) -> Duration {
+    #[cfg(feature = "mock")]
+    if crate::mock::exact_conversion() {
+        return Duration::from_nanos(later.saturating_sub(earlier));
+    }
     match later.checked_sub(earlier) {
         Some(delta) => {
             Duration::from_nanos(calibrate::nanos_per_tick(later).apply_saturating(delta))
@@ -79,6 +91,10 @@ fn ticks_between(later: u64, earlier: u64) -> Duration {
 #[inline]
 fn duration_to_ticks(d: Duration) -> Option<u64> {
     let nanos = u64::try_from(d.as_nanos()).ok()?;
+    #[cfg(feature = "mock")]
+    if crate::mock::exact_conversion() {
+        return Some(nanos);
+    }
     calibrate::ticks_per_nano().apply(nanos)
 }
 
@@ -150,6 +166,10 @@ pub(crate) fn monotonic_mode() -> MonotonicMode {
 
 #[inline(always)]
 fn read_ticks_monotonic() -> u64 {
+    #[cfg(feature = "mock")]
+    if let Some(t) = crate::mock::ticks() {
+        return t;
+    }
     // Relaxed orderings suffice: every argument above rests on coherence of a
     // single atomic and on program order after the caller's Acquire load.
     if MODE.load(Ordering::Relaxed) == HIGH_WATER {

@@ -50,6 +50,7 @@ fn main() {
     println!("Machine: {}, {} cores; {}", cpu_model(), num_cores(), info);
     println!();
     costs(&plan);
+    wall_and_coarse(&plan);
     contention(&plan);
     strictness(&plan);
     startup(&plan);
@@ -152,6 +153,44 @@ fn costs(plan: &Plan) {
         get("fastnow MonotonicInstant::now").unwrap() / now
     );
     println!("- `start.elapsed()` {el:.2} ns vs a second `now()` {twice:.2} ns: conversion costs {:+.2} ns", el - twice);
+    let unix = get("fastnow unix_nanos").unwrap();
+    let atomic = get("AtomicU64 load (Relaxed)").unwrap();
+    println!(
+        "- `unix_nanos()` vs `Instant::now()`: {:.2}×; `SystemTime::now()` is {:.2}× slower than `unix_nanos()`",
+        unix / now,
+        get("std SystemTime::now").unwrap() / unix
+    );
+    println!(
+        "- `recent()` vs a relaxed `AtomicU64` load: {:.2}×; `recent_unix_nanos()`: {:.2}×",
+        get("fastnow recent").unwrap() / atomic,
+        get("fastnow recent_unix_nanos").unwrap() / atomic
+    );
+    println!();
+}
+
+/// The wall tier's error and the coarse tier's staleness.
+fn wall_and_coarse(plan: &Plan) {
+    let samples = plan.children * 100;
+    let wall = fastnow_bench::wall_errors(samples, Duration::from_micros(500));
+    fastnow::stop_upkeep();
+    fastnow::start_upkeep(Duration::from_millis(1)).expect("start upkeep");
+    let stale = fastnow_bench::staleness(samples, Duration::from_micros(137));
+    let p = |v: &[f64], q| fastnow_bench::percentile(v, q);
+    println!("### Wall and coarse tiers ({samples} samples each)\n");
+    println!("| measure | median | p99 | max |");
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| error of `unix_nanos()` against `CLOCK_REALTIME` (resync every 1 s) | {:.0} ns | {:.0} ns | {:.0} ns |",
+        p(&wall, 50.0),
+        p(&wall, 99.0),
+        p(&wall, 100.0)
+    );
+    println!(
+        "| age of `recent()`, upkeep at 1 ms | {:.3} ms | {:.3} ms | {:.3} ms |",
+        p(&stale, 50.0) / 1e6,
+        p(&stale, 99.0) / 1e6,
+        p(&stale, 100.0) / 1e6
+    );
     println!();
 }
 

@@ -1,0 +1,19 @@
+//! The first `recent()` of a process starts upkeep (unless disabled).
+
+#[test]
+fn first_recent_starts_upkeep() {
+    assert_eq!(
+        fastnow::upkeep_resolution(),
+        None,
+        "nothing runs before first use"
+    );
+    let _ = fastnow::recent();
+    assert_eq!(
+        fastnow::upkeep_resolution(),
+        Some(fastnow::DEFAULT_RESOLUTION)
+    );
+    let seen = fastnow::recent();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(fastnow::recent() > seen);
+    assert!(fastnow::stop_upkeep());
+}

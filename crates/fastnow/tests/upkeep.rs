@@ -1,0 +1,57 @@
+//! The coarse tier's refresh and upkeep. One test function: upkeep is
+//! process-wide and the thread count must not be disturbed by other tests.
+
+use std::time::Duration;
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn refresh_and_upkeep() {
+    // Without upkeep: the first read refreshes, then the value stays put
+    // until refresh() is called.
+    fastnow::set_auto_upkeep(false);
+    let first = fastnow::recent();
+    assert!(first <= fastnow::Instant::now());
+    assert!(fastnow::recent_unix_nanos() > 1_600_000_000_000_000_000);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(fastnow::recent(), first, "no upkeep, no refresh: unchanged");
+    assert_eq!(fastnow::upkeep_resolution(), None);
+    let now = fastnow::refresh();
+    assert!(now.duration_since(first) >= Duration::from_millis(5));
+    assert_eq!(fastnow::recent(), now);
+
+    // Upkeep keeps it fresh, and start/stop leaks no thread.
+    let base = threads();
+    for _ in 0..5 {
+        fastnow::start_upkeep(Duration::from_millis(1)).unwrap();
+        assert_eq!(threads(), base + 1);
+        let seen = fastnow::recent();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(fastnow::recent() > seen, "upkeep did not refresh");
+        let stale = fastnow::Instant::now().duration_since(fastnow::recent());
+        assert!(stale < Duration::from_millis(500), "stale by {stale:?}");
+        assert!(matches!(
+            fastnow::start_upkeep(Duration::from_millis(1)),
+            Err(fastnow::UpkeepError::AlreadyRunning { .. })
+        ));
+        assert!(fastnow::stop_upkeep());
+        assert_eq!(threads(), base, "upkeep thread leaked");
+    }
+    assert!(!fastnow::stop_upkeep());
+    assert!(matches!(
+        fastnow::start_upkeep(Duration::ZERO),
+        Err(fastnow::UpkeepError::ZeroResolution)
+    ));
+    assert!(fastnow::UpkeepError::ZeroResolution
+        .to_string()
+        .contains("non-zero"));
+
+    // After stopping, values stay as last refreshed.
+    let frozen = fastnow::recent();
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(fastnow::recent(), frozen);
+}
