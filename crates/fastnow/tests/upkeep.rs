@@ -9,6 +9,19 @@ fn threads() -> usize {
         .unwrap_or(0)
 }
 
+/// The kernel may list a joined thread for a moment after `join` returns;
+/// a leaked thread stays. Waits up to a second for the count to settle.
+fn threads_settle_to(expected: usize) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let n = threads();
+        if n == expected || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn refresh_and_upkeep() {
     // Without upkeep: the first read refreshes, then the value stays put
