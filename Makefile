@@ -15,7 +15,7 @@ AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
 	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
 
-.PHONY: test test-rust test-aarch64 test-go report figures bench fmt
+.PHONY: test test-rust test-aarch64 test-go report figures figures-go bench fmt
 
 test: test-rust test-aarch64 test-go
 
@@ -34,11 +34,26 @@ test-aarch64:
 		[ -z "$$CI" ] || exit 1; \
 	fi
 
+# Go: vet for every backend, the race detector on amd64, the fastnow_time tag
+# (testing/synctest), and the arm64 backend under qemu-user.
 test-go:
-	@if [ -f go/go.mod ]; then cd go && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
+	cd go && $(GO) vet ./... && GOARCH=arm64 $(GO) vet ./... && GOARCH=riscv64 $(GO) vet ./...
+	cd go && $(GO) test -race -count=1 ./...
+	cd go && $(GO) test -tags fastnow_time -count=1 ./...
+	@if command -v qemu-aarch64 >/dev/null; then \
+		cd go && FASTNOW_TEST_RUNNER=qemu-aarch64 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -count=1 ./...; \
+	else \
+		echo "test-go arm64: SKIPPED: needs qemu-user (.ci/run installs it)"; [ -z "$$CI" ] || exit 1; \
+	fi
 
 report:
 	$(CARGO) run --release -q -p fastnow --example detect
+	@echo
+	cd go && $(GO) run ./cmd/fastnow-report -quick
+
+# The Go figures in BENCHMARKS.md: go test -bench, 6 runs each.
+figures-go:
+	cd go && $(GO) test -run '^$$' -bench . -count 6 .
 
 # The precise tier's figures for BENCHMARKS.md (about a minute; --quick: 10 s).
 figures:

@@ -1,0 +1,74 @@
+package fastnow
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is what code that wants testable time takes instead of calling the
+// package functions directly; System reads the real clocks and ManualClock
+// moves only when told.
+type Clock interface {
+	Now() Instant
+	Since(Instant) time.Duration
+	UnixNano() int64
+}
+
+type systemClock struct{}
+
+// System is the Clock of the package functions.
+var System Clock = systemClock{}
+
+func (systemClock) Now() Instant                  { return Now() }
+func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
+func (systemClock) UnixNano() int64               { return UnixNano() }
+
+// ManualClock is a Clock for tests: its time moves only by Advance and Set.
+// Safe for concurrent use.
+type ManualClock struct {
+	mu       sync.Mutex
+	nanotime int64
+	unix     int64
+}
+
+// NewManualClock returns a clock whose Unix time is start and whose
+// monotonic time starts at one second.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{nanotime: int64(time.Second), unix: start.UnixNano()}
+}
+
+// Advance moves both the monotonic and the Unix time forward by d (d >= 0).
+func (c *ManualClock) Advance(d time.Duration) {
+	if d < 0 {
+		panic("fastnow: ManualClock.Advance with a negative duration")
+	}
+	c.mu.Lock()
+	c.nanotime += int64(d)
+	c.unix += int64(d)
+	c.mu.Unlock()
+}
+
+// Set steps the Unix time (as if the system clock were set); the monotonic
+// time is unchanged.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.unix = t.UnixNano()
+	c.mu.Unlock()
+}
+
+// Now returns the clock's monotonic time as an Instant.
+func (c *ManualClock) Now() Instant {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Instant{c.nanotime}
+}
+
+// Since returns the clock's time since i.
+func (c *ManualClock) Since(i Instant) time.Duration { return c.Now().Sub(i) }
+
+// UnixNano returns the clock's Unix time.
+func (c *ManualClock) UnixNano() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unix
+}

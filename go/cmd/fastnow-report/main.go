@@ -1,0 +1,254 @@
+// Command fastnow-report prints the Go side of fastnow's report: the clock
+// fastnow chose on this machine and why, each clock's cost beside package
+// time (median of interleaved rounds, measured in this one process), the
+// strict cross-goroutine test, the wall tier's error, the coarse tier's
+// staleness, and the cost of the first reading in a fresh process.
+//
+//	go run ./cmd/fastnow-report [-quick] [-json]
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fastnow "github.com/fastnow/fastnow/go"
+)
+
+type clock struct {
+	Name string
+	read func() int64
+}
+
+// Cost is one clock's measured cost.
+type Cost struct {
+	Name     string  `json:"name"`
+	MedianNs float64 `json:"median_ns"`
+	MinNs    float64 `json:"min_ns"`
+	MaxNs    float64 `json:"max_ns"`
+}
+
+// Report is the -json output.
+type Report struct {
+	Source           fastnow.Info       `json:"source"`
+	GOMAXPROCS       int                `json:"gomaxprocs"`
+	Costs            []Cost             `json:"costs"`
+	Ratios           map[string]float64 `json:"ratios"`
+	StrictViolations map[string]int     `json:"strict_violations"`
+	StrictChecks     int                `json:"strict_checks"`
+	WallErrorNs      map[string]float64 `json:"wall_error_ns"`
+	StalenessMs      map[string]float64 `json:"coarse_staleness_ms"`
+	FirstCallMs      map[string]float64 `json:"first_call_ms"`
+}
+
+var sink int64
+
+func main() {
+	if os.Getenv("FASTNOW_REPORT_CHILD") == "first-call" {
+		start := time.Now()
+		sink += fastnow.Nanotime()
+		fmt.Println(time.Since(start).Nanoseconds())
+		return
+	}
+	testing.Init() // registers -test.benchtime, which testing.Benchmark reads
+	quick := flag.Bool("quick", false, "fewer rounds and samples (about 10 s)")
+	asJSON := flag.Bool("json", false, "print JSON instead of tables")
+	flag.Parse()
+	benchtime := "300ms"
+	if *quick {
+		benchtime = "100ms"
+	}
+	if err := flag.Set("test.benchtime", benchtime); err != nil {
+		fmt.Fprintln(os.Stderr, "fastnow-report:", err)
+		os.Exit(2)
+	}
+
+	rounds, checks, samples, children := 9, 2_000_000, 2000, 15
+	if *quick {
+		rounds, checks, samples, children = 3, 200_000, 300, 5
+	}
+	var atom atomic.Int64
+	atom.Store(1)
+	start := time.Now()
+	fastStart := fastnow.Now()
+	fastnanoWall := start.UnixNano()
+	clocks := []clock{
+		{"fastnow.Nanotime", fastnow.Nanotime},
+		{"fastnow.MonotonicNanotime", fastnow.MonotonicNanotime},
+		{"fastnow.OrderedNanotime", fastnow.OrderedNanotime},
+		{"fastnow start.Elapsed()", func() int64 { return int64(fastStart.Elapsed()) }},
+		{"fastnow.UnixNano", fastnow.UnixNano},
+		{"fastnow.RecentUnixNano", fastnow.RecentUnixNano},
+	}
+	if name, raw := rawCounter(); raw != nil {
+		clocks = append(clocks, clock{name, raw})
+	}
+	clocks = append(clocks,
+		clock{"time.Since(start)", func() int64 { return int64(time.Since(start)) }},
+		clock{"time.Now().UnixNano()", func() int64 { return time.Now().UnixNano() }},
+		clock{"fastnano-style start+Since", func() int64 { return fastnanoWall + int64(time.Since(start)) }},
+		clock{"atomic.Int64 Load", atom.Load},
+	)
+	r := Report{Source: fastnow.Source(), GOMAXPROCS: runtime.GOMAXPROCS(0), Ratios: map[string]float64{}}
+
+	samplesNs := make([][]float64, len(clocks))
+	for round := 0; round < rounds; round++ {
+		for i, c := range clocks {
+			read := c.read
+			res := testing.Benchmark(func(b *testing.B) {
+				for n := 0; n < b.N; n++ {
+					sink += read()
+				}
+			})
+			samplesNs[i] = append(samplesNs[i], float64(res.T.Nanoseconds())/float64(res.N))
+		}
+	}
+	med := map[string]float64{}
+	for i, c := range clocks {
+		s := append([]float64(nil), samplesNs[i]...)
+		sort.Float64s(s)
+		r.Costs = append(r.Costs, Cost{c.Name, median(s), s[0], s[len(s)-1]})
+		med[c.Name] = median(s)
+	}
+	ratio := func(name string, a, b string) {
+		if med[a] > 0 && med[b] > 0 {
+			r.Ratios[name] = med[a] / med[b]
+		}
+	}
+	ratio("time.Since / Nanotime", "time.Since(start)", "fastnow.Nanotime")
+	ratio("Nanotime / asm RDTSC", "fastnow.Nanotime", "asm RDTSC function")
+	ratio("time.Now().UnixNano / UnixNano", "time.Now().UnixNano()", "fastnow.UnixNano")
+	ratio("RecentUnixNano / atomic load", "fastnow.RecentUnixNano", "atomic.Int64 Load")
+	ratio("time.Since / start.Elapsed", "time.Since(start)", "fastnow start.Elapsed()")
+
+	r.StrictChecks = checks
+	r.StrictViolations = map[string]int{
+		"fastnow.Nanotime":          strict(fastnow.Nanotime, checks),
+		"fastnow.MonotonicNanotime": strict(fastnow.MonotonicNanotime, checks),
+		"fastnow.OrderedNanotime":   strict(fastnow.OrderedNanotime, checks),
+	}
+
+	var wallErr []float64
+	for i := 0; i < samples; i++ {
+		time.Sleep(500 * time.Microsecond)
+		a := time.Now().UnixNano()
+		ours := fastnow.UnixNano()
+		b := time.Now().UnixNano()
+		wallErr = append(wallErr, abs(float64(ours)-float64(a+b)/2))
+	}
+	r.WallErrorNs = summary(wallErr, 1)
+
+	fastnow.StopUpkeep()
+	if err := fastnow.StartUpkeep(time.Millisecond); err != nil {
+		fmt.Fprintln(os.Stderr, "fastnow-report:", err)
+		os.Exit(1)
+	}
+	var stale []float64
+	for i := 0; i < samples; i++ {
+		time.Sleep(137 * time.Microsecond)
+		cached := fastnow.RecentNanotime()
+		stale = append(stale, float64(fastnow.Nanotime()-cached))
+	}
+	fastnow.StopUpkeep()
+	r.StalenessMs = summary(stale, 1e6)
+
+	var first []float64
+	for i := 0; i < children; i++ {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "FASTNOW_REPORT_CHILD=first-call")
+		out, err := cmd.Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fastnow-report: child:", err)
+			os.Exit(1)
+		}
+		ns, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		first = append(first, ns)
+	}
+	r.FirstCallMs = summary(first, 1e6)
+
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+		return
+	}
+	print(r, rounds)
+}
+
+func strict(read func() int64, checks int) int {
+	var slot atomic.Int64
+	slot.Store(read())
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			slot.Store(read())
+		}
+	}()
+	v := 0
+	for i := 0; i < checks; i++ {
+		seen := slot.Load()
+		if read() < seen {
+			v++
+		}
+	}
+	stop.Store(true)
+	<-done
+	return v
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func summary(xs []float64, unit float64) map[string]float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	at := func(p float64) float64 { return s[int(p*float64(len(s)-1)+0.5)] / unit }
+	return map[string]float64{"median": at(0.5), "p99": at(0.99), "max": s[len(s)-1] / unit}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func print(r Report, rounds int) {
+	fmt.Printf("fastnow (Go): %s\nGOMAXPROCS %d, %s/%s\n\n", r.Source, r.GOMAXPROCS, runtime.GOOS, runtime.GOARCH)
+	fmt.Printf("| clock | ns/call (median of %d rounds) | min–max |\n|---|---:|---:|\n", rounds)
+	for _, c := range r.Costs {
+		fmt.Printf("| %s | %.2f | %.2f–%.2f |\n", c.Name, c.MedianNs, c.MinNs, c.MaxNs)
+	}
+	fmt.Println()
+	keys := make([]string, 0, len(r.Ratios))
+	for k := range r.Ratios {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Printf("- %s: %.2f\n", k, r.Ratios[k])
+	}
+	fmt.Printf("\nStrict cross-goroutine test, %d checks: ", r.StrictChecks)
+	for _, k := range []string{"fastnow.Nanotime", "fastnow.MonotonicNanotime", "fastnow.OrderedNanotime"} {
+		fmt.Printf("%s %d violations; ", k, r.StrictViolations[k])
+	}
+	fmt.Printf("\nUnixNano − time.Now: median %.0f ns, p99 %.0f ns, max %.0f ns\n", r.WallErrorNs["median"], r.WallErrorNs["p99"], r.WallErrorNs["max"])
+	fmt.Printf("RecentNanotime age, upkeep 1 ms: median %.3f ms, p99 %.3f ms, max %.3f ms\n", r.StalenessMs["median"], r.StalenessMs["p99"], r.StalenessMs["max"])
+	fmt.Printf("First Nanotime() in a fresh process (calibration included): median %.3f ms, max %.3f ms\n", r.FirstCallMs["median"], r.FirstCallMs["max"])
+}

@@ -1,0 +1,33 @@
+//go:build arm64
+
+package fastnow
+
+// Implemented in counter_arm64.s.
+func cntvct() uint64
+func isbCntvct() uint64
+func cntfrq() uint64
+
+func readCounter() uint64 { return cntvct() }
+
+func readCounterOrdered(bool) uint64 { return isbCntvct() }
+
+// probeCounter: the Arm counter is architecturally shared by all cores; its
+// frequency register is firmware's word (a zero means it is not set up).
+func probeCounter() probe {
+	hz := cntfrq()
+	p := probe{
+		counter:        "CNTVCT_EL0",
+		invariant:      true,
+		orderedRead:    "ISB;MRS CNTVCT_EL0",
+		orderedReadAlt: "ISB;MRS CNTVCT_EL0",
+		disabled:       hz == 0,
+	}
+	if hz != 0 {
+		p.freqHz, p.freqOrigin = hz, OriginRegister
+	}
+	return p
+}
+
+// The Arm counter is not checked against the kernel's clocksource (under
+// qemu-user, sysfs describes the host).
+const kernelCounterName = ""

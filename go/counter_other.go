@@ -1,0 +1,9 @@
+//go:build !amd64 && !arm64
+
+package fastnow
+
+func readCounter() uint64            { return 0 }
+func readCounterOrdered(bool) uint64 { return 0 }
+func probeCounter() probe            { return probe{} }
+
+const kernelCounterName = ""

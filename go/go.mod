@@ -1,0 +1,3 @@
+module github.com/fastnow/fastnow/go
+
+go 1.24

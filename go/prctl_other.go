@@ -1,0 +1,5 @@
+//go:build amd64 && !linux
+
+package fastnow
+
+func tscDisabledByPrctl() bool { return false }

@@ -1,0 +1,232 @@
+package fastnow
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestDecideRules(t *testing.T) {
+	good := probe{counter: "c", invariant: true}
+	for _, c := range []struct {
+		p        probe
+		cs, env  string
+		fallback string
+	}{
+		{good, "", EnvUnset, ""},
+		{good, "", EnvInvalid, ""},
+		{good, "", EnvOS, FallbackForced},
+		{probe{counter: "c"}, "", EnvUnset, FallbackNotInvariant},
+		{probe{counter: "c"}, "", EnvCounter, ""},
+		{probe{counter: "c", invariant: true, disabled: true}, "", EnvCounter, FallbackDisabled},
+		{probe{}, "", EnvCounter, FallbackNoCounter},
+	} {
+		if got := decide(c.p, c.cs, c.env); got != c.fallback {
+			t.Errorf("decide(%+v, %q, %q) = %q, want %q", c.p, c.cs, c.env, got, c.fallback)
+		}
+	}
+	if kernelCounterName != "" {
+		if got := decide(good, "kvm-clock", EnvUnset); !strings.Contains(got, "kvm-clock") {
+			t.Errorf("clocksource rule: %q", got)
+		}
+		if got := decide(good, "hpet", EnvCounter); got != "" {
+			t.Errorf("counter override: %q", got)
+		}
+	}
+	for in, want := range map[string]string{"": EnvUnset, " Counter\n": EnvCounter, "OS": EnvOS, "tsc": EnvInvalid} {
+		if got := parseEnv(in); got != want {
+			t.Errorf("parseEnv(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestInstantAPI(t *testing.T) {
+	a := Now()
+	time.Sleep(3 * time.Millisecond)
+	b := Now()
+	if !b.After(a) || !a.Before(b) || a.Compare(b) != -1 || b.Compare(a) != 1 || a.Compare(a) != 0 {
+		t.Fatalf("ordering: %v %v", a, b)
+	}
+	d := b.Sub(a)
+	if d < 2*time.Millisecond || a.Sub(b) != -d {
+		t.Fatalf("Sub: %v", d)
+	}
+	if a.Elapsed() < d {
+		t.Fatalf("Elapsed %v < %v", a.Elapsed(), d)
+	}
+	if Now().Add(time.Hour).Elapsed() != 0 {
+		t.Fatal("Elapsed of a future instant must be 0")
+	}
+	if a.Add(d) != b || InstantOf(a.Nanotime()) != a {
+		t.Fatal("Add/InstantOf")
+	}
+}
+
+// fastnow's interval lies inside time.Since's; loose bounds check the
+// calibration is sane (the benchmarks measure its precision).
+func TestAgreesWithTimeSince(t *testing.T) {
+	start := time.Now()
+	ours := Now()
+	time.Sleep(100 * time.Millisecond)
+	got := ours.Elapsed()
+	theirs := time.Since(start)
+	if got > theirs+theirs/1000 || got+20*time.Millisecond < theirs {
+		t.Fatalf("fastnow %v vs time %v", got, theirs)
+	}
+}
+
+func TestNeverBackwardsPerGoroutine(t *testing.T) {
+	var wg sync.WaitGroup
+	for _, read := range []func() int64{Nanotime, OrderedNanotime, MonotonicNanotime} {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				last := read()
+				for i := 0; i < 200_000; i++ {
+					now := read()
+					if now < last {
+						t.Errorf("went back %d ns", last-now)
+						return
+					}
+					last = now
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// strict is the strict cross-goroutine test: a writer publishes readings; the
+// checker loads one, then reads the clock; the reading must not be smaller.
+func strict(read func() int64, checks int) (violations int) {
+	var slot atomic.Int64
+	slot.Store(read())
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			slot.Store(read())
+		}
+	}()
+	for i := 0; i < checks; i++ {
+		seen := slot.Load()
+		if read() < seen {
+			violations++
+		}
+	}
+	stop.Store(true)
+	<-done
+	return violations
+}
+
+func TestStrictCrossGoroutine(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two cores to race")
+	}
+	for name, read := range map[string]func() int64{"MonotonicNanotime": MonotonicNanotime, "OrderedNanotime": OrderedNanotime} {
+		if v := strict(read, 300_000); v != 0 {
+			t.Errorf("%s: %d violations", name, v)
+		}
+	}
+	var n atomic.Int64
+	backwards := func() int64 { return -n.Add(1) }
+	if v := strict(backwards, 1000); v != 1000 {
+		t.Errorf("the harness must catch a backwards clock: %d of 1000", v)
+	}
+}
+
+func TestSourceDescribesTheDecision(t *testing.T) {
+	info := Source()
+	if info.FreqHz == 0 || info.String() == "" {
+		t.Fatalf("%+v", info)
+	}
+	if info.Source == "counter" {
+		if !Supported() || info.Fallback != "" || info.Counter == "" {
+			t.Fatalf("%+v", info)
+		}
+	} else if info.Fallback == "" || info.FreqHz != 1_000_000_000 {
+		t.Fatalf("%+v", info)
+	}
+	after := Recalibrate()
+	if after.Source == "counter" && (after.FreqOrigin != OriginMeasured || after.Baseline < time.Millisecond) {
+		t.Fatalf("after Recalibrate: %+v", after)
+	}
+}
+
+// runChild re-runs this test binary with FASTNOW_CLOCK set (detection runs
+// once per process). Under an emulator, FASTNOW_TEST_RUNNER names it.
+func runChild(t *testing.T, test, clock string) {
+	t.Helper()
+	args := []string{"-test.run", "^" + test + "$", "-test.v"}
+	var cmd *exec.Cmd
+	if runner := os.Getenv("FASTNOW_TEST_RUNNER"); runner != "" {
+		cmd = exec.Command(runner, append([]string{os.Args[0]}, args...)...)
+	} else {
+		cmd = exec.Command(os.Args[0], args...)
+	}
+	cmd.Env = append(os.Environ(), "FASTNOW_TEST_CHILD=1", "FASTNOW_CLOCK="+clock)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("child %s with FASTNOW_CLOCK=%q: %v\n%s", test, clock, err, out)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	if forcedTimePackage {
+		t.Skip("with the fastnow_time tag every read goes through package time, whatever FASTNOW_CLOCK says")
+	}
+	runChild(t, "TestChildOS", "os")
+	runChild(t, "TestChildInvalid", "rdtsc please")
+	runChild(t, "TestChildCounter", "counter")
+}
+
+func inChild(t *testing.T) {
+	if os.Getenv("FASTNOW_TEST_CHILD") == "" {
+		t.Skip("run by TestOverrides in a child process")
+	}
+}
+
+func TestChildOS(t *testing.T) {
+	inChild(t)
+	a := Now()
+	info := Source()
+	if info.Source != "os" || info.Fallback != FallbackForced || info.EnvOverride != EnvOS || Supported() {
+		t.Fatalf("%+v", info)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if a.Elapsed() < 2*time.Millisecond || MonotonicNanotime() < a.Nanotime() || OrderedNanotime() < a.Nanotime() {
+		t.Fatal("OS fallback API")
+	}
+	if d := UnixNano() - time.Now().UnixNano(); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
+		t.Fatalf("UnixNano off by %d", d)
+	}
+}
+
+func TestChildInvalid(t *testing.T) {
+	inChild(t)
+	info := Source()
+	if info.EnvOverride != EnvInvalid || info.EnvValue != "rdtsc please" || info.Fallback == FallbackForced {
+		t.Fatalf("%+v", info)
+	}
+	if !strings.Contains(info.String(), "ignored") {
+		t.Fatal(info.String())
+	}
+}
+
+func TestChildCounter(t *testing.T) {
+	inChild(t)
+	info := Source()
+	if info.EnvOverride != EnvCounter {
+		t.Fatalf("%+v", info)
+	}
+	if info.Counter != "" && info.Fallback != FallbackDisabled && info.Source != "counter" {
+		t.Fatalf("counter override not applied: %+v", info)
+	}
+}

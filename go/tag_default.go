@@ -1,0 +1,5 @@
+//go:build !fastnow_time
+
+package fastnow
+
+const forcedTimePackage = false
