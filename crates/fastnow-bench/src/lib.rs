@@ -3,7 +3,7 @@
 //! measurement, so every number fastnow publishes comes from the same code.
 //!
 //! - [`clocks`]: every clock worth comparing, as plain `fn() -> u64` readers;
-//! - [`ns_per_call`] / [`contended_ns_per_call`]: cost, single- and multi-thread;
+//! - [`ns_per_call`] / [`contended`]: cost, single- and multi-thread;
 //! - [`strict_cross_thread`]: the strict monotonicity test (a reading taken
 //!   after an Acquire load that saw another thread's reading must not be smaller);
 //! - [`drift_against_monotonic`]: a clock's elapsed time against `CLOCK_MONOTONIC`.
@@ -365,16 +365,20 @@ pub fn ns_per_call(read: impl Fn() -> u64, iters: u64) -> f64 {
     start.elapsed().as_nanos() as f64 / iters as f64
 }
 
-/// Mean nanoseconds per call of `read` when `threads` threads call it at once,
-/// one figure per thread.
-pub fn contended_ns_per_call(read: fn() -> u64, threads: usize, iters: u64) -> Vec<f64> {
+/// A cost measurement (such as [`Clock::cost`], or [`ns_per_call`] of a
+/// reading) run on `threads` threads at once, one figure per thread: what
+/// each caller pays when every core reads the clock.
+pub fn contended<F>(cost: F, threads: usize, iters: u64) -> Vec<f64>
+where
+    F: Fn(u64) -> f64 + Copy + Send + 'static,
+{
     let go = Arc::new(std::sync::Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let go = go.clone();
             std::thread::spawn(move || {
                 go.wait();
-                ns_per_call(read, iters)
+                cost(iters)
             })
         })
         .collect();

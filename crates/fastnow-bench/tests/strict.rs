@@ -14,7 +14,7 @@ fn strictly_monotonic_across_threads_in_both_strategies() {
     let monotonic: fn() -> u64 = || MonotonicInstant::now().ticks();
     let source = fastnow::clock_info().source;
 
-    MonotonicInstant::__allow_contention_switch(false);
+    MonotonicInstant::__hold_high_water(true);
     let r = strict_cross_thread(monotonic, CHECKS);
     assert_eq!(r.violations, 0, "high-water strategy: {r:?}");
     if source == fastnow::Source::Counter {
@@ -24,7 +24,7 @@ fn strictly_monotonic_across_threads_in_both_strategies() {
         );
     }
 
-    MonotonicInstant::__allow_contention_switch(true);
+    MonotonicInstant::__hold_high_water(false);
     MonotonicInstant::use_ordered_reads();
     assert_eq!(fastnow::clock_info().monotonic_mode, MonotonicMode::Ordered);
     let r = strict_cross_thread(monotonic, CHECKS);

@@ -107,11 +107,14 @@ impl EnvOverride {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MonotonicMode {
     /// A bare counter read raised to a shared high-water mark (one atomic
-    /// compare-and-swap, overlapped with the counter read).
+    /// compare-and-swap). Chosen at start where it is the cheaper strategy
+    /// (cores whose compare-and-swap overlaps the counter read, such as AMD
+    /// Zen).
     HighWater,
     /// An ordered counter read (or the OS clock); no shared writes, so it
-    /// scales to any number of threads. Chosen for good once the high-water
-    /// mark is seen contended.
+    /// scales to any number of threads. Chosen at start where it is the
+    /// cheaper strategy (Intel cores), and for good once the high-water mark
+    /// is seen contended.
     Ordered,
 }
 

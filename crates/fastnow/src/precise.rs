@@ -80,10 +80,21 @@ fn ticks_between(later: u64, earlier: u64) -> Duration {
         return Duration::from_nanos(later.saturating_sub(earlier));
     }
     match later.checked_sub(earlier) {
-        Some(delta) => {
-            Duration::from_nanos(calibrate::nanos_per_tick(later).apply_saturating(delta))
-        }
+        Some(delta) => nanos_to_duration(calibrate::nanos_per_tick(later).apply_saturating(delta)),
         None => Duration::ZERO,
+    }
+}
+
+/// `Duration::from_nanos`, without its division for intervals under a
+/// second, which are what hot paths time. The division (a dependent multiply,
+/// shift and multiply-subtract) is most of what converting costs.
+#[inline(always)]
+pub(crate) fn nanos_to_duration(nanos: u64) -> Duration {
+    const NANOS_PER_SEC: u64 = 1_000_000_000;
+    if nanos < NANOS_PER_SEC {
+        Duration::new(0, nanos as u32)
+    } else {
+        Duration::from_nanos(nanos)
     }
 }
 
@@ -104,16 +115,18 @@ fn duration_to_ticks(d: Duration) -> Option<u64> {
 // Making a bare counter read strictly monotonic across threads takes either
 // an ordering instruction (the reader's counter read waits for its earlier
 // loads, as the kernel's vDSO does) or a shared write (every reading raises a
-// high-water mark that later readers take the max with). On current x86 the
-// shared write is the cheap one while only one core uses it: the locked
-// compare-and-swap overlaps the counter read's own latency, so it costs
-// almost nothing over `Instant::now()`, whereas `RDTSCP`/`LFENCE` serialise
-// and double the cost. Once several cores use it, though, the cache line
-// bounces and each call costs a cross-core transfer (5× here).
+// high-water mark that later readers take the max with). Which is cheaper
+// depends on the core. On AMD Zen the locked compare-and-swap overlaps the
+// counter read's own latency, so the mark costs almost nothing over
+// `Instant::now()` while `RDTSCP`/`LFENCE` double it; on Intel cores the
+// compare-and-swap waits for the microcoded `RDTSC` and adds more than an
+// ordered read does (BENCHMARKS.md has both). And once several cores use the
+// mark, its cache line bounces and each call costs a cross-core transfer.
 //
-// So MonotonicInstant starts on the high-water mark and moves, once and for
-// good, to ordered reads after the mark has seen `SWITCH_AFTER` lost
-// compare-and-swaps.
+// So MonotonicInstant times both on this core when the clock is first read
+// (3 × 32 calls of each, a few microseconds, inside detection) and starts on
+// the cheaper one; from the high-water mark it moves, once and for good, to
+// ordered reads after the mark has seen `SWITCH_AFTER` lost compare-and-swaps.
 //
 // Why the switch is safe without a grace period: MODE only ever goes from
 // HIGH_WATER to ORDERED. If reading A happens before reading B, B's load of
@@ -149,12 +162,43 @@ static MARK: Mark = Mark {
     lost: AtomicU32::new(0),
 };
 
-/// Called once by detection. The OS clock is already strictly monotonic
-/// across threads, so it never needs the mark.
+/// Called once by detection, before any reading is returned. The OS clock is
+/// already strictly monotonic across threads, so it never needs the mark.
 pub(crate) fn start(state: u8) {
-    if state == OS {
+    let hold = !SWITCH_ALLOWED.load(Ordering::Relaxed);
+    if state == OS || (!hold && ordered_reads_are_cheaper(state == COUNTER_ALT)) {
         MODE.store(ORDERED, Ordering::Relaxed);
     }
+}
+
+/// Whether an ordered counter read costs less, on this core, than a bare
+/// read plus the high-water mark's compare-and-swap: the fastest of three
+/// batches of 32 calls each, timed with ordered reads of the counter itself.
+fn ordered_reads_are_cheaper(alt: bool) -> bool {
+    const CALLS: usize = 32;
+    let (mut high_water, mut ordered) = (u64::MAX, u64::MAX);
+    for _ in 0..3 {
+        let t0 = arch::ticks_ordered(alt);
+        for _ in 0..CALLS {
+            // The mark itself: the values written are real readings, which
+            // is all the mark's invariant asks.
+            let ticks = arch::ticks();
+            let seen = MARK.ticks.load(Ordering::Relaxed);
+            if ticks > seen {
+                let _ =
+                    MARK.ticks
+                        .compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed);
+            }
+        }
+        let t1 = arch::ticks_ordered(alt);
+        for _ in 0..CALLS {
+            core::hint::black_box(arch::ticks_ordered(alt));
+        }
+        let t2 = arch::ticks_ordered(alt);
+        high_water = high_water.min(t1.wrapping_sub(t0));
+        ordered = ordered.min(t2.wrapping_sub(t1));
+    }
+    ordered < high_water
 }
 
 pub(crate) fn monotonic_mode() -> MonotonicMode {
@@ -386,12 +430,15 @@ instant_type!(
     /// then `B >= A`. Tested with 10^8 cross-thread checks (see
     /// `BENCHMARKS.md`).
     ///
-    /// Cost: one counter read plus a compare-and-swap on a shared word while
-    /// one core uses it (about the cost of [`Instant::now`]); once that word
-    /// is contended it switches for good to ordered counter reads, which
-    /// share nothing and so cost the same on any number of cores (about
-    /// twice [`Instant::now`] on x86). [`ClockInfo::monotonic_mode`] tells
-    /// which; [`use_ordered_reads`](Self::use_ordered_reads) switches early.
+    /// Cost: the cheaper, on this core, of two strategies, chosen when the
+    /// clock is first read. A counter read plus a compare-and-swap on a
+    /// shared word costs about what [`Instant::now`] does on AMD Zen; an
+    /// ordered counter read, 1.6–2× [`Instant::now`], is cheaper on Intel
+    /// cores. The shared word stops being cheap once several cores write it,
+    /// so on contention `MonotonicInstant` switches for good to ordered
+    /// reads, which share nothing and cost the same on any number of cores.
+    /// [`ClockInfo::monotonic_mode`] tells which strategy is in use;
+    /// [`use_ordered_reads`](Self::use_ordered_reads) switches early.
     ///
     /// [`ClockInfo::monotonic_mode`]: crate::ClockInfo::monotonic_mode
     ///
@@ -445,12 +492,18 @@ impl MonotonicInstant {
         MODE.store(ORDERED, Ordering::Relaxed);
     }
 
-    /// For test harnesses only: `false` keeps the high-water strategy even
-    /// when it is contended (slow, still strictly monotonic), so both
-    /// strategies can be verified under contention. Not part of the API.
+    /// For test harnesses only: `true` puts `MonotonicInstant` on the
+    /// high-water strategy and keeps it there even when it is contended
+    /// (slow, still strictly monotonic), so both strategies can be verified
+    /// on any core; `false` lets it switch again. Holding must happen before
+    /// any other thread reads a `MonotonicInstant` (going back from ordered
+    /// reads is safe only with no reader in flight). Not part of the API.
     #[doc(hidden)]
-    pub fn __allow_contention_switch(allowed: bool) {
-        SWITCH_ALLOWED.store(allowed, Ordering::Relaxed);
+    pub fn __hold_high_water(hold: bool) {
+        SWITCH_ALLOWED.store(!hold, Ordering::Relaxed);
+        if hold && detect::ensure_decided() != OS {
+            MODE.store(HIGH_WATER, Ordering::Relaxed);
+        }
     }
 }
 
@@ -481,11 +534,35 @@ impl From<OrderedInstant> for Instant {
 mod tests {
     use super::*;
 
+    /// The division-free path under a second and `from_nanos` above agree
+    /// with `from_nanos` everywhere, the boundary included.
+    #[test]
+    fn nanos_to_duration_is_from_nanos() {
+        let edges = [0, 1, 999_999_999, 1_000_000_000, 1_000_000_001, u64::MAX];
+        // A multiplicative walk over the whole range, plus the edges.
+        let mut x: u64 = 1;
+        let walk = core::iter::from_fn(|| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            Some(x >> (x % 64))
+        });
+        for n in edges.into_iter().chain(walk.take(100_000)) {
+            assert_eq!(nanos_to_duration(n), Duration::from_nanos(n), "{n}");
+        }
+    }
+
     /// Lost compare-and-swaps are what real contention produces; feeding
     /// them directly makes the switch deterministic. Runs in the lib test
     /// binary, whose other tests do not depend on the mode.
     #[test]
     fn contention_switches_to_ordered_reads_for_good() {
+        // Whatever the start-up probe chose, begin on the mark.
+        MonotonicInstant::__hold_high_water(true);
+        if detect::ensure_decided() != OS {
+            assert_eq!(monotonic_mode(), MonotonicMode::HighWater);
+        }
+        MonotonicInstant::__hold_high_water(false);
         let start = MonotonicInstant::now().ticks();
         for i in 0..SWITCH_AFTER as u64 {
             // Each contended raise still publishes its value and returns the max.

@@ -297,7 +297,7 @@ impl UnixTime {
     pub fn checked_duration_since(&self, earlier: UnixTime) -> Option<Duration> {
         self.nanos
             .checked_sub(earlier.nanos)
-            .map(Duration::from_nanos)
+            .map(crate::precise::nanos_to_duration)
     }
 
     /// `self + duration`, or `None` past year 2554 (u64 nanoseconds).

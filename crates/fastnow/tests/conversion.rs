@@ -114,6 +114,20 @@ proptest! {
         }
     }
 
+    /// `apply` splits the 128-bit product into halves by shift; any
+    /// multiplier and any shift up to MAX_SHIFT must give exactly the 128-bit
+    /// shift (including `shift == 0`, `shift == 64` and results at the u64 edge).
+    #[test]
+    fn apply_equals_128_bit_shift(mult in any::<u64>(), shift in 0u32..=96, x in any::<u64>()) {
+        let s = Scale { mult, shift };
+        let wide = (x as u128 * mult as u128) >> shift;
+        match s.apply(x) {
+            Some(v) => prop_assert_eq!(v as u128, wide),
+            None => prop_assert!(wide > u64::MAX as u128, "refused {wide}"),
+        }
+        prop_assert_eq!(s.apply_saturating(x) as u128, wide.min(u64::MAX as u128));
+    }
+
     /// Realistic counters (1 kHz – 6 GHz): ticks→ns is within 1 ns of exact
     /// for a century of uptime and never overflows, and ns→ticks→ns round
     /// trips within one tick.

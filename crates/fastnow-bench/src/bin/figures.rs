@@ -10,8 +10,8 @@
 //! `MonotonicInstant` leaves that strategy for good once contended.
 
 use fastnow_bench::{
-    clocks, contended_ns_per_call, drift_against_monotonic, median, per_thread_backwards,
-    strict_cross_thread, Clock, Kind,
+    clocks, contended, drift_against_monotonic, median, per_thread_backwards, strict_cross_thread,
+    Clock, Kind,
 };
 use std::process::Command;
 use std::time::Duration;
@@ -149,7 +149,8 @@ fn costs(plan: &Plan) {
         );
     }
     println!(
-        "- `MonotonicInstant::now()` (high-water mark, uncontended) vs `Instant::now()`: {:.3}×",
+        "- `MonotonicInstant::now()` (uncontended, strategy chosen at start: {:?}) vs `Instant::now()`: {:.3}×",
+        fastnow::clock_info().monotonic_mode,
         get("fastnow MonotonicInstant::now").unwrap() / now
     );
     println!("- `start.elapsed()` {el:.2} ns vs a second `now()` {twice:.2} ns: conversion costs {:+.2} ns", el - twice);
@@ -200,6 +201,13 @@ fn contention(plan: &Plan) {
     let read: fn() -> u64 = || fastnow::MonotonicInstant::now().ticks();
     let threads = num_cores().max(2);
     let per_thread = |v: Vec<f64>| median(&v);
+    let on_every_core = || {
+        contended(
+            move |n| fastnow_bench::ns_per_call(read, n),
+            threads,
+            plan.iters,
+        )
+    };
     let mut rows = Vec::new();
     let single = |rows: &mut Vec<(String, f64)>, label: &str| {
         let v: Vec<f64> = (0..plan.rounds)
@@ -207,20 +215,26 @@ fn contention(plan: &Plan) {
             .collect();
         rows.push((label.to_string(), median(&v)));
     };
-    single(&mut rows, "1 thread, high-water mark");
-    fastnow::MonotonicInstant::__allow_contention_switch(false);
+    let chosen = fastnow::clock_info().monotonic_mode;
+    single(
+        &mut rows,
+        &format!("1 thread, strategy chosen at start ({chosen:?})"),
+    );
+    // Nothing else reads MonotonicInstant now, so holding is safe.
+    fastnow::MonotonicInstant::__hold_high_water(true);
+    single(&mut rows, "1 thread, high-water mark held");
     let v: Vec<f64> = (0..plan.rounds)
-        .map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters)))
+        .map(|_| per_thread(on_every_core()))
         .collect();
     rows.push((
         format!("{threads} threads, high-water mark held (what a shared atomic costs)"),
         median(&v),
     ));
-    fastnow::MonotonicInstant::__allow_contention_switch(true);
-    let _ = contended_ns_per_call(read, threads, plan.iters); // contention switches the strategy
+    fastnow::MonotonicInstant::__hold_high_water(false);
+    let _ = on_every_core(); // contention switches the strategy
     let mode = fastnow::clock_info().monotonic_mode;
     let v: Vec<f64> = (0..plan.rounds)
-        .map(|_| per_thread(contended_ns_per_call(read, threads, plan.iters)))
+        .map(|_| per_thread(on_every_core()))
         .collect();
     rows.push((
         format!("{threads} threads, after the switch ({mode:?})"),
@@ -363,7 +377,7 @@ fn child(args: &[String]) {
             println!("{} {} {}", d.error_ppm, l.error_ns / 1e3, l.error_ppm);
         }
         "strict-high-water" => {
-            fastnow::MonotonicInstant::__allow_contention_switch(false);
+            fastnow::MonotonicInstant::__hold_high_water(true);
             let r = strict_cross_thread(
                 || fastnow::MonotonicInstant::now().ticks(),
                 args[1].parse().unwrap(),

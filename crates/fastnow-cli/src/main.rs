@@ -1,0 +1,117 @@
+//! `fastnow`: what fastnow does on this machine.
+//!
+//!     fastnow report [--quick] [--json] [--html FILE] [--window DURATION]
+//!     fastnow info
+
+mod measure;
+mod render;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "fastnow",
+    version,
+    about = "Inspect this machine's clocks and measure fastnow against the OS and its peers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect the machine, measure every clock, and recommend one.
+    ///
+    /// Sections:
+    ///
+    /// MACHINE — CPU, invariant-TSC and related flags, hypervisor, the kernel's current and
+    /// available clocksources, the counter fastnow chose, its frequency and how it was obtained,
+    /// the calibration, and the reason for any fallback.
+    ///
+    /// COST — nanoseconds per call (median and min–max of interleaved rounds) of every fastnow
+    /// clock, std's Instant and SystemTime, clock_gettime (MONOTONIC, MONOTONIC_COARSE, REALTIME),
+    /// the bare counter and (when built with the `peers` feature) quanta, minstant, fastant and
+    /// coarsetime; on one thread and on every core at once; each with its ratio to
+    /// std::time::Instant::now().
+    ///
+    /// CORRECTNESS — per-thread monotonicity and the strict cross-thread test (a reading taken after
+    /// an Acquire load that saw another thread's reading must not be smaller) for each clock; drift
+    /// of fastnow::Instant against CLOCK_MONOTONIC over --window; the wall tier's error against
+    /// CLOCK_REALTIME; the coarse tier's staleness with upkeep at 1 ms.
+    ///
+    /// VERDICT — which fastnow clock to use here, for which job.
+    Report(ReportArgs),
+    /// Print the clock fastnow chose and why, without measuring.
+    Info,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// About 5 seconds instead of the thorough run (under a minute).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print JSON (fields documented in crates/fastnow-cli/REPORT.md) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page with plots to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Drift window, e.g. 10s, 1500ms, 1m (default 10s; 2s with --quick; 100ms to 10m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_window)]
+    pub window: Option<Duration>,
+}
+
+fn parse_window(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 10s, 1500ms, 1m)"))?;
+    if d < Duration::from_millis(100) || d > Duration::from_secs(600) {
+        return Err(format!("{s} is outside 100ms..10m"));
+    }
+    Ok(d)
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Info => {
+            let _ = fastnow::Instant::now().elapsed();
+            println!("{}", fastnow::clock_info());
+            ExitCode::SUCCESS
+        }
+        Command::Report(args) => match report(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("fastnow report: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn report(args: ReportArgs) -> Result<(), String> {
+    // Fail on an unwritable output before spending a minute measuring; write
+    // to a temporary file beside it and rename at the end, so a failure never
+    // leaves a partial page.
+    let html = match &args.html {
+        Some(path) => Some(render::PendingFile::create(path)?),
+        None => None,
+    };
+    let report = measure::run(&args);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", render::text(&report));
+    }
+    if let Some(file) = html {
+        let path = file.commit(&render::html(&report))?;
+        if !args.json {
+            println!("HTML report written to {}", path.display());
+        }
+    }
+    Ok(())
+}
