@@ -34,6 +34,20 @@ type params struct {
 	baseNs    int64
 	scale     Scale  // ticks -> ns
 	nextCheck uint64 // the first read at or past this counter value refines
+	// span is nextCheck - baseTicks when every count below it converts
+	// without overflow (always, for real counters), else 0: the read path
+	// needs one unsigned compare and no overflow check.
+	span uint64
+}
+
+// setNextCheck schedules the next refinement and derives span from it.
+func (p *params) setNextCheck(next uint64) {
+	p.nextCheck, p.span = next, 0
+	if next > p.baseTicks {
+		if _, ok := p.scale.Apply(next - p.baseTicks); ok {
+			p.span = next - p.baseTicks
+		}
+	}
 }
 
 // at converts a counter value, extrapolating backwards for values read just
@@ -124,7 +138,9 @@ func calibrateStart(p probe) {
 		cal.origin, cal.baselineNs = OriginMeasured, int64(dn)
 	}
 	cal.ticksPerNs = tkScale
-	cur.Store(&params{baseTicks: t0, baseNs: n0, scale: nsScale, nextCheck: schedule(readCounter(), minBaselineNs)})
+	first := &params{baseTicks: t0, baseNs: n0, scale: nsScale}
+	first.setNextCheck(schedule(readCounter(), minBaselineNs))
+	cur.Store(first)
 }
 
 // schedule returns the counter value of the next refinement check.
@@ -193,7 +209,7 @@ func refineLocked(force bool) {
 	if baseline >= rollNs {
 		cal.anchorTicks, cal.anchorNs = t1, n1
 	}
-	next.nextCheck = schedule(t1, baseline)
+	next.setNextCheck(schedule(t1, baseline))
 	cur.Store(&next)
 }
 

@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"time"
 )
@@ -19,8 +20,14 @@ import (
 // The first call in a process detects the counter and calibrates it, which
 // waits up to 1 ms when the CPU does not publish its frequency.
 func Nanotime() int64 {
+	// The conversion parameters are loaded before the counter is read, so
+	// their loads overlap the counter read instead of following it (on
+	// Intel cores the microcoded RDTSC holds back what comes after it).
 	if state.Load() == stateCounter {
-		return convert(readCounter())
+		p := cur.Load()
+		if v, ok := p.inRange(readCounter()); ok {
+			return v
+		}
 	}
 	return nanotimeSlow(false)
 }
@@ -30,20 +37,27 @@ func Nanotime() int64 {
 // is not earlier than anything an atomic load before it observed.
 func OrderedNanotime() int64 {
 	if state.Load() == stateCounter {
-		return convert(readCounterOrdered(decided.probe.useAlt))
+		p := cur.Load()
+		if v, ok := p.inRange(readCounterOrdered(decided.probe.useAlt)); ok {
+			return v
+		}
 	}
 	return nanotimeSlow(true)
 }
 
-// convert turns a counter value into Nanotime; small enough to inline.
-func convert(t uint64) int64 {
-	p := cur.Load()
-	if t < p.nextCheck && t >= p.baseTicks {
-		if v, ok := p.scale.Apply(t - p.baseTicks); ok {
-			return p.baseNs + int64(v)
-		}
+// inRange is the conversion's fast path, small enough to inline: one unsigned
+// compare covers both ends of the range (baseTicks <= t < nextCheck), and
+// within it the multiply and shift cannot overflow (see params.span).
+func (p *params) inRange(t uint64) (int64, bool) {
+	d := t - p.baseTicks
+	if d >= p.span {
+		return 0, false
 	}
-	return convertSlow(t)
+	hi, lo := bits.Mul64(d, p.scale.Mult)
+	if p.scale.Shift >= 64 {
+		return p.baseNs + int64(hi>>(p.scale.Shift-64)), true
+	}
+	return p.baseNs + int64(hi<<(64-p.scale.Shift)|lo>>p.scale.Shift), true
 }
 
 // convertSlow refines when a check is due and handles counter values from
@@ -59,13 +73,13 @@ func convertSlow(t uint64) int64 {
 
 //go:noinline
 func nanotimeSlow(ordered bool) int64 {
-	if ensureDecided() == stateCounter {
-		if ordered {
-			return OrderedNanotime()
-		}
-		return Nanotime()
+	if ensureDecided() != stateCounter {
+		return monoNow()
 	}
-	return monoNow()
+	if ordered {
+		return convertSlow(readCounterOrdered(decided.probe.useAlt))
+	}
+	return convertSlow(readCounter())
 }
 
 // mark is the high-water mark of MonotonicNanotime, on its own cache line.

@@ -180,3 +180,35 @@ func FuzzScale(f *testing.F) {
 		}
 	})
 }
+
+// The read path's inRange (one compare, no overflow check) must agree with
+// the general conversion params.at wherever it accepts a counter value, and
+// accept exactly [baseTicks, nextCheck) when that range converts in 64 bits.
+func TestInRangeMatchesGeneralConversion(t *testing.T) {
+	f := func(freq uint64, base uint64, baseNs int64, spanTicks uint64, off uint64) bool {
+		freq = freq%6_000_000_000 + 1_000
+		s, ok := NanosPerTick(freq)
+		if !ok {
+			return false
+		}
+		p := &params{baseTicks: base, baseNs: baseNs >> 2, scale: s}
+		spanTicks >>= off % 64 // spans of every size, most of them short
+		p.setNextCheck(base + spanTicks)
+		for _, d := range []uint64{0, off % (spanTicks + 1), spanTicks - 1, spanTicks, spanTicks + 1, -off} {
+			tk := base + d
+			v, got := p.inRange(tk)
+			inside := p.nextCheck > base && tk >= base && tk < p.nextCheck
+			if _, fits := s.Apply(p.nextCheck - base); !fits {
+				inside = false
+			}
+			if got != inside || (got && v != p.at(tk)) {
+				t.Logf("freq=%d base=%d next=%d t=%d: inRange=(%d,%v), want in=%v at=%d", freq, base, p.nextCheck, tk, v, got, inside, p.at(tk))
+				return false
+			}
+		}
+		return true
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 20000}); err != nil {
+		t.Error(err)
+	}
+}
