@@ -52,6 +52,7 @@ pub struct Chosen {
     pub refinements: u32,
     pub fallback: Option<String>,
     pub env_override: String,
+    pub monotonic_mode_at_start: String,
     pub monotonic_mode_after_report: String,
 }
 
@@ -154,6 +155,7 @@ pub fn run(args: &ReportArgs) -> Report {
     // the process is the anchor, as for any program.
     bar.set_message("drift against CLOCK_MONOTONIC");
     let drift = drift(plan.window);
+    let monotonic_at_start = format!("{:?}", fastnow::clock_info().monotonic_mode);
     bar.inc(1);
 
     // Costs: interleaved rounds, every clock once per round.
@@ -263,6 +265,7 @@ pub fn run(args: &ReportArgs) -> Report {
             refinements: info.refinements,
             fallback: info.fallback.map(|f| f.to_string()),
             env_override: format!("{:?}", info.env_override),
+            monotonic_mode_at_start: monotonic_at_start,
             monotonic_mode_after_report: format!("{:?}", info.monotonic_mode),
         },
         costs,

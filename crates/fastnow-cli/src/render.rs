@@ -131,6 +131,11 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(out, "  ordered read   {}", f.ordered_read);
     let _ = writeln!(
         out,
+        "  monotonic      {} at start, {} after the report's contention",
+        f.monotonic_mode_at_start, f.monotonic_mode_after_report
+    );
+    let _ = writeln!(
+        out,
         "  fallback       {}",
         f.fallback.clone().unwrap_or_else(|| "none".into())
     );
@@ -228,7 +233,12 @@ pub fn html(r: &Report) -> String {
     costs.sort_by(|a, b| b.0.total_cmp(&a.0));
     let cost_svg = svg(poloto::build::bar::gen_simple("", costs, [0.0])
         .label(("Cost per call, one thread", "ns per call (median)", ""))
-        .append_to(poloto::header().light_theme())
+        .append_to(
+            poloto::header()
+                .with_viewbox([800.0, 800.0])
+                .with_dim([800.0, 800.0])
+                .light_theme(),
+        )
         .render_string());
 
     let latency_svgs: Vec<String> = r
@@ -257,7 +267,11 @@ pub fn html(r: &Report) -> String {
     );
     let drift_svg = svg(poloto::frame_build()
         .data(drift_plots)
-        .build_and_label(("Drift of fastnow::Instant", "seconds", "error (ns)"))
+        .build_and_label((
+            "Drift of fastnow::Instant",
+            "seconds since the start",
+            "fastnow − CLOCK_MONOTONIC (ns)",
+        ))
         .append_to(poloto::header().light_theme())
         .render_string());
 
@@ -266,8 +280,9 @@ pub fn html(r: &Report) -> String {
         page,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>fastnow report</title>\
          <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}\
-         pre{{background:#f6f6f6;padding:1em;overflow-x:auto}} svg{{max-width:100%;height:auto}}</style></head><body>\
-         <h1>fastnow report</h1><p>{}</p><h2>Verdict</h2><p>{}</p><h2>Cost</h2>{}<h2>Latency</h2>{}<h2>Drift</h2>{}\
+         pre{{background:#f6f6f6;padding:1em;overflow-x:auto}} svg{{max-width:100%;height:auto}}\
+         .bars svg{{overflow:visible;margin-left:180px;max-width:calc(100% - 180px)}} .bars .poloto_background{{display:none}} .poloto_legend{{display:none}}</style></head><body>\
+         <h1>fastnow report</h1><p>{}</p><h2>Verdict</h2><p>{}</p><h2>Cost</h2><div class=\"bars\">{}</div><h2>Latency</h2>{}<h2>Drift</h2>{}\
          <h2>All figures</h2><pre>{}</pre></body></html>",
         escape(&format!("{} mode, fastnow {}", r.mode, r.fastnow_version)),
         escape(&r.verdict),
