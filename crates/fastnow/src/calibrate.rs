@@ -109,7 +109,9 @@ pub(crate) fn start(decision: &Decision, state: u8) {
 /// The ticks→ns scale, refined first if `now_ticks` says a check is due.
 #[inline(always)]
 pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
-    if now_ticks >= NEXT_CHECK.load(Ordering::Relaxed) {
+    // Not due means calibrated: NEXT_CHECK leaves 0 only after the first
+    // scale is published (see `next_check`).
+    if now_ticks >= next_check() {
         maintain();
     }
     // Acquire pairs with the Release in `publish`, which makes the shift
@@ -119,6 +121,27 @@ pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
         mult,
         shift: NS_SHIFT.load(Ordering::Relaxed),
     }
+}
+
+/// The ticks→ns scale in use, without the refinement check: for callers
+/// that load it before reading the counter, after [`next_check`]. Not
+/// yet usable (mult 0) before the first calibration.
+#[inline(always)]
+pub(crate) fn nanos_per_tick_in_use() -> Scale {
+    Scale {
+        mult: NS_MULT.load(Ordering::Acquire),
+        shift: NS_SHIFT.load(Ordering::Relaxed),
+    }
+}
+
+/// The counter value from which a conversion must go through
+/// [`nanos_per_tick`] (0 before the first calibration). Acquire pairs with
+/// the Release in `schedule`, which follows `publish`: a caller that loads
+/// this first and then [`nanos_per_tick_in_use`] gets a published scale
+/// whenever the value it loaded is not yet due.
+#[inline(always)]
+pub(crate) fn next_check() -> u64 {
+    NEXT_CHECK.load(Ordering::Acquire)
 }
 
 /// The ns→ticks scale (calibrating first if nothing has yet).
@@ -279,7 +302,8 @@ pub fn recalibrate() -> crate::ClockInfo {
 fn schedule(now_ticks: u64, baseline_ns: u64, tick_scale: Scale) {
     let wait_ns = baseline_ns.clamp(MIN_BASELINE_NS, MAX_CHECK_PERIOD_NS);
     let next = now_ticks.saturating_add(tick_scale.apply_saturating(wait_ns));
-    NEXT_CHECK.store(next, Ordering::Relaxed);
+    // Release: orders the scale published before it (see `next_check`).
+    NEXT_CHECK.store(next, Ordering::Release);
 }
 
 fn publish_shifts(ns_scale: Scale, tick_scale: Scale) {

@@ -26,6 +26,7 @@
 //! reads `CLOCK_REALTIME` directly.
 
 use crate::detect::{self, COUNTER};
+use crate::scale::Scale;
 use crate::{arch, calibrate, os};
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use core::time::Duration;
@@ -118,19 +119,47 @@ impl Wall {
         if state & !1 != COUNTER {
             return self.unix_nanos_slow();
         }
+        // Everything the conversion needs is loaded before the counter is
+        // read, so the loads overlap the counter read instead of queueing
+        // behind it (Intel's microcoded RDTSC holds back what follows it).
+        // Any published anchor extrapolates correctly to a later counter
+        // value; a due resync or refinement takes the cold path.
+        //
+        // The two "next" markers are loaded first, with Acquire: they are
+        // published (Release) after the anchor and the scale they guard, so
+        // a reader that finds neither due also holds an anchor and a scale
+        // at least as new as the ones published before them, never the
+        // empty ones of a process that has not calibrated yet.
+        let next_resync = self.next_resync.load(Ordering::Acquire);
+        let next_check = calibrate::next_check();
+        let (anchor_ticks, anchor_unix) = self.anchor.read();
+        let scale = calibrate::nanos_per_tick_in_use();
         let ticks = arch::ticks();
+        // One unsigned compare keeps the fast path to counter values in
+        // [anchor, first due marker): nothing is due, and the value is not
+        // older than the anchor (which a bare read can be, when another
+        // thread has just published the anchor). A branch for each case
+        // costs almost a nanosecond on Intel cores.
+        let span = next_resync.min(next_check).saturating_sub(anchor_ticks);
+        let since_anchor = ticks.wrapping_sub(anchor_ticks);
+        if since_anchor >= span {
+            return self.unix_nanos_maintained(ticks);
+        }
+        anchor_unix.saturating_add(scale.apply_saturating(since_anchor))
+    }
+
+    /// A resync or a calibration refinement is due, or the counter value is
+    /// older than the anchor: run what is due, then convert with what it
+    /// published.
+    #[cold]
+    #[inline(never)]
+    fn unix_nanos_maintained(&self, ticks: u64) -> u64 {
+        let scale = calibrate::nanos_per_tick(ticks);
         if ticks >= self.next_resync.load(Ordering::Relaxed) {
             self.resync(false);
         }
         let (anchor_ticks, anchor_unix) = self.anchor.read();
-        let scale = calibrate::nanos_per_tick(ticks);
-        // A reader can hold a counter value slightly older than an anchor
-        // another thread just published: extrapolate backwards then.
-        if ticks >= anchor_ticks {
-            anchor_unix.saturating_add(scale.apply_saturating(ticks - anchor_ticks))
-        } else {
-            anchor_unix.saturating_sub(scale.apply_saturating(anchor_ticks - ticks))
-        }
+        extrapolate(anchor_ticks, anchor_unix, scale, ticks)
     }
 
     #[inline(never)]
@@ -165,8 +194,9 @@ impl Wall {
         self.anchor.write(ticks, unix);
         let interval =
             calibrate::ticks_per_nano().apply_saturating(self.interval_ns.load(Ordering::Relaxed));
+        // Release: a reader that sees this value sees the anchor above.
         self.next_resync
-            .store(ticks.saturating_add(interval.max(1)), Ordering::Relaxed);
+            .store(ticks.saturating_add(interval.max(1)), Ordering::Release);
         self.lock.store(false, Ordering::Release);
     }
 
@@ -202,6 +232,18 @@ pub fn unix_nanos() -> u64 {
         return ns;
     }
     WALL.unix_nanos()
+}
+
+/// Unix nanoseconds at `ticks`, from an anchor pair. A reader can hold a
+/// counter value slightly older than an anchor another thread just
+/// published: it extrapolates backwards then.
+#[inline(always)]
+fn extrapolate(anchor_ticks: u64, anchor_unix: u64, scale: Scale, ticks: u64) -> u64 {
+    if ticks >= anchor_ticks {
+        anchor_unix.saturating_add(scale.apply_saturating(ticks - anchor_ticks))
+    } else {
+        anchor_unix.saturating_sub(scale.apply_saturating(anchor_ticks - ticks))
+    }
 }
 
 /// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s;
