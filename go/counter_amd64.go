@@ -8,6 +8,10 @@ func rdtscp() uint64
 func lfenceRdtsc() uint64
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 
+// nanotimeCounter is Nanotime (counter_amd64.s): one call from the caller's
+// code, where a Go function around RDTSC would be two.
+func nanotimeCounter() int64
+
 func readCounter() uint64 { return rdtsc() }
 
 func readCounterOrdered(alt bool) uint64 {

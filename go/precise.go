@@ -19,18 +19,10 @@ import (
 //
 // The first call in a process detects the counter and calibrates it, which
 // waits up to 1 ms when the CPU does not publish its frequency.
-func Nanotime() int64 {
-	// The conversion parameters are loaded before the counter is read, so
-	// their loads overlap the counter read instead of following it (on
-	// Intel cores the microcoded RDTSC holds back what comes after it).
-	if state.Load() == stateCounter {
-		p := cur.Load()
-		if v, ok := p.inRange(readCounter()); ok {
-			return v
-		}
-	}
-	return nanotimeSlow(false)
-}
+func Nanotime() int64 { return nanotimeCounter() }
+
+// nanotimeSlowCounter is where nanotimeCounter's fast path gives up.
+func nanotimeSlowCounter() int64 { return nanotimeSlow(false) }
 
 // OrderedNanotime is Nanotime with the counter read only after every
 // earlier load has completed (RDTSCP or LFENCE;RDTSC; ISB on arm64), so it

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 	"time"
 )
 
@@ -228,5 +229,51 @@ func TestChildCounter(t *testing.T) {
 	}
 	if info.Counter != "" && info.Fallback != FallbackDisabled && info.Source != "counter" {
 		t.Fatalf("counter override not applied: %+v", info)
+	}
+}
+
+// nanotimeCounter (assembly on amd64) reads the atomics state and cur with
+// plain loads at offset 0 of each: their value word must be all there is.
+func TestAtomicsLayoutForAssembly(t *testing.T) {
+	if unsafe.Sizeof(state) != 4 || unsafe.Sizeof(cur) != unsafe.Sizeof(uintptr(0)) {
+		t.Fatalf("sync/atomic layout changed: state %d bytes, cur %d bytes", unsafe.Sizeof(state), unsafe.Sizeof(cur))
+	}
+}
+
+// The fast path of Nanotime converts as params.at does, for the published
+// conversion and for one with a shift below 64 (counters slower than 2 GHz),
+// which the real one here may not exercise: the result lies between the
+// conversions of counter values read just before and just after.
+func TestNanotimeFastPathConverts(t *testing.T) {
+	if !Supported() {
+		t.Skip("the OS clock is in use")
+	}
+	Nanotime() // calibrated
+	real := cur.Load()
+	check := func(name string, p *params) {
+		for i := 0; i < 1000; i++ {
+			lo := p.at(readCounter())
+			v := Nanotime()
+			hi := p.at(readCounter())
+			if cur.Load() != p {
+				return // a refinement replaced it; the next test run checks again
+			}
+			if v < lo || v > hi {
+				t.Fatalf("%s: Nanotime %d outside [%d, %d] (scale %+v)", name, v, lo, hi, p.scale)
+			}
+		}
+	}
+	check("published", real)
+
+	// The same rate at a shift 4 below: equal up to rounding (2^-58).
+	shifted := *real
+	shifted.scale = Scale{Mult: real.scale.Mult >> 4, Shift: real.scale.Shift - 4}
+	if shifted.scale.Shift >= 64 {
+		shifted.scale = Scale{Mult: real.scale.Mult >> (shifted.scale.Shift - 60), Shift: 60}
+	}
+	shifted.setNextCheck(real.nextCheck)
+	if cur.CompareAndSwap(real, &shifted) {
+		check("shift below 64", &shifted)
+		cur.CompareAndSwap(&shifted, real)
 	}
 }
