@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"unsafe"
 	"time"
+	"unsafe"
 )
 
 func TestDecideRules(t *testing.T) {
