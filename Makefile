@@ -54,11 +54,13 @@ report:
 	@echo
 	cd go && $(GO) run ./cmd/fastnow-report -quick
 
-# The Go figures in BENCHMARKS.md: go test -bench, 6 runs each.
+# The Go figures in BENCHMARKS.md: go test -bench, 6 runs each, through benchstat.
+BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 figures-go:
-	cd go && $(GO) test -run '^$$' -bench . -count 6 .
+	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 . | tee /dev/stderr > ../target/figures-go.txt
+	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go.txt
 
-# The precise tier's figures for BENCHMARKS.md (about a minute; --quick: 10 s).
+# The Rust figures for BENCHMARKS.md (about 3 minutes; -- --quick: about 20 s).
 figures:
 	$(CARGO) run --release -q -p fastnow-bench --features peers --bin figures
 

@@ -1,16 +1,20 @@
 package fastnow
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fastnow/fastnow/go/internal/counter"
+)
 
 // The floor: the assembly RDTSC function alone (its call included).
 func BenchmarkRDTSC(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sink += int64(rdtsc())
+		sink += int64(counter.Rdtsc())
 	}
 }
 
 func BenchmarkRDTSCP(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sink += int64(rdtscp())
+		sink += int64(counter.Rdtscp())
 	}
 }

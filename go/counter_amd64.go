@@ -2,49 +2,45 @@
 
 package fastnow
 
-// Implemented in counter_amd64.s.
-func rdtsc() uint64
-func rdtscp() uint64
-func lfenceRdtsc() uint64
-func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+import "github.com/fastnow/fastnow/go/internal/counter"
 
 // nanotimeCounter is Nanotime (counter_amd64.s): one call from the caller's
 // code, where a Go function around RDTSC would be two.
 func nanotimeCounter() int64
 
-func readCounter() uint64 { return rdtsc() }
+func readCounter() uint64 { return counter.Rdtsc() }
 
 func readCounterOrdered(alt bool) uint64 {
 	if alt {
-		return lfenceRdtsc()
+		return counter.LfenceRdtsc()
 	}
-	return rdtscp()
+	return counter.Rdtscp()
 }
 
 // probeCounter reads what the CPU says about its time-stamp counter; the
 // same rules as the Rust crate's arch/x86_64.rs.
 func probeCounter() probe {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	maxExt, _, _, _ := cpuid(0x8000_0000, 0)
+	maxLeaf, _, _, _ := counter.Cpuid(0, 0)
+	maxExt, _, _, _ := counter.Cpuid(0x8000_0000, 0)
 	p := probe{
 		counter:        "TSC (RDTSC)",
 		orderedRead:    "RDTSCP",
 		orderedReadAlt: "LFENCE;RDTSC",
 	}
 	if maxExt >= 0x8000_0007 {
-		_, _, _, edx := cpuid(0x8000_0007, 0)
+		_, _, _, edx := counter.Cpuid(0x8000_0007, 0)
 		p.invariant = edx&(1<<8) != 0
 	}
 	hasRdtscp := false
 	if maxExt >= 0x8000_0001 {
-		_, _, _, edx := cpuid(0x8000_0001, 0)
+		_, _, _, edx := counter.Cpuid(0x8000_0001, 0)
 		hasRdtscp = edx&(1<<27) != 0
 	}
 	p.useAlt = !hasRdtscp
 	hvMax := uint32(0)
 	if maxLeaf >= 1 {
-		if _, _, ecx, _ := cpuid(1, 0); ecx&(1<<31) != 0 {
-			a, b, c, d := cpuid(0x4000_0000, 0)
+		if _, _, ecx, _ := counter.Cpuid(1, 0); ecx&(1<<31) != 0 {
+			a, b, c, d := counter.Cpuid(0x4000_0000, 0)
 			hvMax = a
 			sig := make([]byte, 0, 12)
 			for _, r := range []uint32{b, c, d} {
@@ -54,13 +50,13 @@ func probeCounter() probe {
 		}
 	}
 	if maxLeaf >= 0x15 {
-		a, b, c, _ := cpuid(0x15, 0)
+		a, b, c, _ := counter.Cpuid(0x15, 0)
 		if a != 0 && b != 0 && c != 0 {
 			p.freqHz, p.freqOrigin = uint64(c)*uint64(b)/uint64(a), OriginCPUID
 		}
 	}
 	if p.freqHz == 0 && p.hypervisor != "" && hvMax >= 0x4000_0010 {
-		if khz, _, _, _ := cpuid(0x4000_0010, 0); khz != 0 {
+		if khz, _, _, _ := counter.Cpuid(0x4000_0010, 0); khz != 0 {
 			p.freqHz, p.freqOrigin = uint64(khz)*1000, OriginHypervisor
 		}
 	}

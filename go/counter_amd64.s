@@ -1,50 +1,6 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// func rdtsc() uint64
-// The bare counter read: RDTSC puts the counter in EDX:EAX. Not ordered with
-// earlier loads (see OrderedNanotime); touches no memory.
-TEXT ·rdtsc(SB), NOSPLIT, $0-8
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	MOVQ AX, ret+0(FP)
-	RET
-
-// func rdtscp() uint64
-// RDTSCP waits for all earlier instructions (and so loads) to complete before
-// reading the counter; it also writes the processor ID to ECX, discarded here.
-// Only called after cpuid showed RDTSCP (CPUID.80000001H:EDX[27]).
-TEXT ·rdtscp(SB), NOSPLIT, $0-8
-	RDTSCP
-	SHLQ $32, DX
-	ORQ  DX, AX
-	MOVQ AX, ret+0(FP)
-	RET
-
-// func lfenceRdtsc() uint64
-// LFENCE (SSE2, present on every amd64 CPU) keeps RDTSC from executing
-// before earlier loads complete; used when RDTSCP is hidden.
-TEXT ·lfenceRdtsc(SB), NOSPLIT, $0-8
-	LFENCE
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	MOVQ AX, ret+0(FP)
-	RET
-
-// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-// CPUID is unprivileged on every amd64 CPU; leaves above the maximum return
-// harmless data, and callers check the maximum first.
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
 // func nanotimeCounter() int64
 // Nanotime in one call: the state check, RDTSC, and params.inRange's
 // multiply and shift (nanotime_generic.go is the same in Go, and the tests

@@ -2,19 +2,16 @@
 
 package fastnow
 
-// Implemented in counter_arm64.s.
-func cntvct() uint64
-func isbCntvct() uint64
-func cntfrq() uint64
+import "github.com/fastnow/fastnow/go/internal/counter"
 
-func readCounter() uint64 { return cntvct() }
+func readCounter() uint64 { return counter.Cntvct() }
 
-func readCounterOrdered(bool) uint64 { return isbCntvct() }
+func readCounterOrdered(bool) uint64 { return counter.IsbCntvct() }
 
 // probeCounter: the Arm counter is architecturally shared by all cores; its
 // frequency register is firmware's word (a zero means it is not set up).
 func probeCounter() probe {
-	hz := cntfrq()
+	hz := counter.Cntfrq()
 	p := probe{
 		counter:        "CNTVCT_EL0",
 		invariant:      true,

@@ -26,7 +26,11 @@ func nanotimeSlowCounter() int64 { return nanotimeSlow(false) }
 
 // OrderedNanotime is Nanotime with the counter read only after every
 // earlier load has completed (RDTSCP or LFENCE;RDTSC; ISB on arm64), so it
-// is not earlier than anything an atomic load before it observed.
+// is not earlier than anything an atomic load before it observed, except
+// that, like Nanotime, a reading converted while a calibration refinement
+// is being published can come out early by the rate change times that
+// moment (well under a nanosecond for NTP-sized changes). MonotonicNanotime
+// has no such exception.
 func OrderedNanotime() int64 {
 	if state.Load() == stateCounter {
 		p := cur.Load()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/fastnow/fastnow/go/internal/measure"
 )
 
 func TestDecideRules(t *testing.T) {
@@ -103,42 +105,18 @@ func TestNeverBackwardsPerGoroutine(t *testing.T) {
 	wg.Wait()
 }
 
-// strict is the strict cross-goroutine test: a writer publishes readings; the
-// checker loads one, then reads the clock; the reading must not be smaller.
-func strict(read func() int64, checks int) (violations int) {
-	var slot atomic.Int64
-	slot.Store(read())
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !stop.Load() {
-			slot.Store(read())
-		}
-	}()
-	for i := 0; i < checks; i++ {
-		seen := slot.Load()
-		if read() < seen {
-			violations++
-		}
-	}
-	stop.Store(true)
-	<-done
-	return violations
-}
-
 func TestStrictCrossGoroutine(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two cores to race")
 	}
 	for name, read := range map[string]func() int64{"MonotonicNanotime": MonotonicNanotime, "OrderedNanotime": OrderedNanotime} {
-		if v := strict(read, 300_000); v != 0 {
+		if v := measure.Strict(read, 300_000); v != 0 {
 			t.Errorf("%s: %d violations", name, v)
 		}
 	}
 	var n atomic.Int64
 	backwards := func() int64 { return -n.Add(1) }
-	if v := strict(backwards, 1000); v != 1000 {
+	if v := measure.Strict(backwards, 1000); v != 1000 {
 		t.Errorf("the harness must catch a backwards clock: %d of 1000", v)
 	}
 }

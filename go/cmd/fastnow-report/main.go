@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastnow/fastnow/go/internal/measure"
+
 	fastnow "github.com/fastnow/fastnow/go"
 )
 
@@ -132,9 +134,9 @@ func main() {
 
 	r.StrictChecks = checks
 	r.StrictViolations = map[string]int{
-		"fastnow.Nanotime":          strict(fastnow.Nanotime, checks),
-		"fastnow.MonotonicNanotime": strict(fastnow.MonotonicNanotime, checks),
-		"fastnow.OrderedNanotime":   strict(fastnow.OrderedNanotime, checks),
+		"fastnow.Nanotime":          measure.Strict(fastnow.Nanotime, checks),
+		"fastnow.MonotonicNanotime": measure.Strict(fastnow.MonotonicNanotime, checks),
+		"fastnow.OrderedNanotime":   measure.Strict(fastnow.OrderedNanotime, checks),
 	}
 
 	var wallErr []float64
@@ -182,29 +184,6 @@ func main() {
 		return
 	}
 	print(r, rounds)
-}
-
-func strict(read func() int64, checks int) int {
-	var slot atomic.Int64
-	slot.Store(read())
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !stop.Load() {
-			slot.Store(read())
-		}
-	}()
-	v := 0
-	for i := 0; i < checks; i++ {
-		seen := slot.Load()
-		if read() < seen {
-			v++
-		}
-	}
-	stop.Store(true)
-	<-done
-	return v
 }
 
 func median(sorted []float64) float64 {

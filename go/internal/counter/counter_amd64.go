@@ -1,0 +1,17 @@
+package counter
+
+// Implemented in counter_amd64.s.
+
+// Rdtsc is the bare time-stamp counter read (RDTSC), not ordered with
+// earlier loads.
+func Rdtsc() uint64
+
+// Rdtscp reads the counter after every earlier instruction has completed.
+// Only for CPUs whose CPUID.80000001H:EDX[27] says RDTSCP exists.
+func Rdtscp() uint64
+
+// LfenceRdtsc is the ordered read for CPUs without RDTSCP.
+func LfenceRdtsc() uint64
+
+// Cpuid runs CPUID with the given leaf and sub-leaf.
+func Cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
