@@ -38,6 +38,38 @@ type params struct {
 	// without overflow (always, for real counters), else 0: the read path
 	// needs one unsigned compare and no overflow check.
 	span uint64
+	// prev is the conversion this one continues (one level; its own prev is
+	// cut), which still converts counter values from before baseTicks.
+	prev *params
+}
+
+// The conversion is one function of the counter value for every goroutine,
+// whichever params it happens to hold, so that a later counter value never
+// converts to an earlier time, across goroutines too (OrderedNanotime and
+// MonotonicNanotime rest on it). Three rules make it so:
+//
+//   - a refinement's params take over at a counter value R no smaller than
+//     the old params' nextCheck, and convert values below R with the old
+//     params (prev), so the old params' fast path [baseTicks, nextCheck)
+//     keeps meaning what it meant;
+//   - R is read by the refining goroutine after it was triggered, and a
+//     reader whose counter value is at or past its params' nextCheck waits
+//     for the refinement in progress instead of extrapolating the old params
+//     (convertSlow), so no value at or past R is converted before the new
+//     params are published;
+//   - at R the new params start from the old params' value there, and each
+//     piece is non-decreasing.
+//
+// Only a value older than two refinements (a second or more) converts
+// differently through the cut prev, and such a value cannot be within a
+// nanosecond of any reading that happens after it.
+
+// rebased returns the params that continue p from counter value r on with
+// a new scale (see above).
+func (p *params) rebased(r uint64, scale Scale) params {
+	ending := *p
+	ending.prev = nil
+	return params{baseTicks: r, baseNs: p.at(r), scale: scale, prev: &ending}
 }
 
 // setNextCheck schedules the next refinement and derives span from it.
@@ -55,6 +87,9 @@ func (p *params) setNextCheck(next uint64) {
 func (p *params) at(t uint64) int64 {
 	if t >= p.baseTicks {
 		return p.baseNs + int64(p.scale.ApplySaturating(t-p.baseTicks))
+	}
+	if p.prev != nil {
+		return p.prev.at(t)
 	}
 	return p.baseNs - int64(p.scale.ApplySaturating(p.baseTicks-t))
 }
@@ -149,15 +184,17 @@ func schedule(now uint64, waitNs int64) uint64 {
 	return now + cal.ticksPerNs.ApplySaturating(uint64(waitNs))
 }
 
-// refine runs on the read path when a check is due; one goroutine at a time.
-func refine() {
+// refine runs on the read path when a check is due, one goroutine at a time;
+// it reports false when another goroutine is already refining.
+func refine() bool {
 	if !refining.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	defer refining.Store(false)
 	cal.Lock()
 	defer cal.Unlock()
 	refineLocked(false)
+	return true
 }
 
 func refineLocked(force bool) {
@@ -199,9 +236,9 @@ func refineLocked(force bool) {
 	baseline := n1 - cal.anchorNs
 	next := *old
 	if ok && (force || (baseline >= minBaselineNs && baseline >= min(cal.baselineNs, maxCheckPeriodNs))) {
-		// Re-base at a fresh counter value, continuing the old conversion.
-		rebase := readCounter()
-		next = params{baseTicks: rebase, baseNs: old.at(rebase), scale: ns}
+		// Continue the old conversion from a fresh counter value, or from
+		// the old params' end when that is later (a forced recalibration).
+		next = old.rebased(max(readCounter(), old.nextCheck), ns)
 		cal.ticksPerNs = tk
 		cal.baselineNs, cal.origin = baseline, OriginMeasured
 		cal.refinements++

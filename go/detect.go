@@ -52,6 +52,7 @@ type Info struct {
 	Clocksource     string        // the Linux kernel's current clocksource, if readable
 	Invariant       bool          // the counter ticks at a constant rate
 	Hypervisor      string        // hypervisor signature, e.g. "KVMKVMKVM"
+	MonotonicMode   string        // MonotonicNanotime's strategy now: "high-water" or "ordered"
 }
 
 // String summarises the decision in one line, for logs.
@@ -62,7 +63,7 @@ func (i Info) String() string {
 		if i.Baseline > 0 {
 			fmt.Fprintf(&b, " over %v", i.Baseline)
 		}
-		b.WriteString(")")
+		fmt.Fprintf(&b, "); MonotonicNanotime: %s", i.MonotonicMode)
 	} else {
 		b.WriteString("OS clock (time package)")
 	}
@@ -159,10 +160,12 @@ func runDetection() {
 	}
 	decided.probe, decided.clocksource, decided.env, decided.raw, decided.fallback = p, cs, env, raw, fallback
 	if fallback != "" {
+		startMonotonic(false, false)
 		state.Store(stateOS)
 		return
 	}
 	calibrateStart(p)
+	startMonotonic(true, p.useAlt)
 	state.Store(stateCounter)
 }
 
@@ -203,6 +206,10 @@ func Source() Info {
 	}
 	if d.env == EnvInvalid {
 		info.EnvValue = d.raw
+	}
+	info.MonotonicMode = "high-water"
+	if monoMode.Load() == monoOrdered {
+		info.MonotonicMode = "ordered"
 	}
 	if st != stateCounter {
 		info.Source, info.OrderedRead, info.FreqHz, info.FreqOrigin = "os", "time.Since", 1_000_000_000, OriginOS

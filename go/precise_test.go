@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/quick"
 	"time"
 	"unsafe"
 
@@ -109,15 +110,93 @@ func TestStrictCrossGoroutine(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two cores to race")
 	}
-	for name, read := range map[string]func() int64{"MonotonicNanotime": MonotonicNanotime, "OrderedNanotime": OrderedNanotime} {
-		if v := measure.Strict(read, 300_000); v != 0 {
-			t.Errorf("%s: %d violations", name, v)
-		}
+	// Both strategies of MonotonicNanotime, whichever this core starts on.
+	holdHighWater(true)
+	if v := measure.Strict(MonotonicNanotime, 300_000); v != 0 {
+		t.Errorf("MonotonicNanotime on the high-water mark: %d violations", v)
+	}
+	holdHighWater(false)
+	monoMode.Store(monoOrdered)
+	if v := measure.Strict(MonotonicNanotime, 300_000); v != 0 {
+		t.Errorf("MonotonicNanotime on ordered reads: %d violations", v)
+	}
+	if v := measure.Strict(OrderedNanotime, 300_000); v != 0 {
+		t.Errorf("OrderedNanotime: %d violations", v)
 	}
 	var n atomic.Int64
 	backwards := func() int64 { return -n.Add(1) }
 	if v := measure.Strict(backwards, 1000); v != 1000 {
 		t.Errorf("the harness must catch a backwards clock: %d of 1000", v)
+	}
+}
+
+// Lost compare-and-swaps are what contention produces; feeding them directly
+// makes the switch deterministic.
+func TestContentionSwitchesToOrderedReads(t *testing.T) {
+	if !Supported() {
+		t.Skip("the OS clock is always ordered")
+	}
+	holdHighWater(true)
+	if Source().MonotonicMode != "high-water" {
+		t.Fatalf("held: %s", Source().MonotonicMode)
+	}
+	holdHighWater(false)
+	mark.lost.Store(0)
+	start := MonotonicNanotime()
+	for i := 0; i < switchAfter; i++ {
+		if v := monotonicContended(start + int64(i)); v < start+int64(i) {
+			t.Fatalf("a contended raise returned %d below its value %d", v, start+int64(i))
+		}
+	}
+	if Source().MonotonicMode != "ordered" {
+		t.Fatalf("after %d lost compare-and-swaps: %s", switchAfter, Source().MonotonicMode)
+	}
+	if v := MonotonicNanotime(); v < mark.v.Load() {
+		t.Fatalf("an ordered reading %d below the mark %d", v, mark.v.Load())
+	}
+}
+
+// A refinement's params convert like the old ones below the take-over point
+// and continue from there without a step back: one non-decreasing function.
+func TestRebasedIsOneFunction(t *testing.T) {
+	f := func(freq uint64, base uint64, baseNs int64, ahead uint32, ppm int16, offsets [8]uint32) bool {
+		freq = freq%6_000_000_000 + 1_000_000
+		s, ok := NanosPerTick(freq)
+		if !ok {
+			return false
+		}
+		base >>= 2
+		old := &params{baseTicks: base, baseNs: baseNs >> 2, scale: s}
+		old.setNextCheck(base + uint64(ahead))
+		// The new rate differs by up to ±3.2% (twice the sanity bound).
+		mult := int64(s.Mult) + int64(s.Mult)/1_000_000*int64(ppm)
+		next := old.rebased(old.nextCheck+uint64(offsets[0]), Scale{Mult: uint64(mult), Shift: s.Shift})
+		r := next.baseTicks
+		if next.at(r) != old.at(r) {
+			t.Logf("step at the take-over: %d vs %d", next.at(r), old.at(r))
+			return false
+		}
+		prev := next.at(base)
+		for _, o := range offsets {
+			for _, tk := range []uint64{r - uint64(o)%(r-base+1), r + uint64(o)} {
+				if tk < r && next.at(tk) != old.at(tk) {
+					t.Logf("below the take-over, t=%d: %d vs old %d", tk, next.at(tk), old.at(tk))
+					return false
+				}
+			}
+		}
+		for tk := base; tk < r+5000 && tk >= base; tk += 1 + (r-base)/997 {
+			if v := next.at(tk); v < prev {
+				t.Logf("t=%d: %d after %d", tk, v, prev)
+				return false
+			} else {
+				prev = v
+			}
+		}
+		return true
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 3000}); err != nil {
+		t.Error(err)
 	}
 }
 
