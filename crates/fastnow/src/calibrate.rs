@@ -123,22 +123,16 @@ pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
     }
 }
 
-/// The ticks→ns scale in use, without the refinement check: for callers
-/// that load it before reading the counter, after [`next_check`]. Not
-/// yet usable (mult 0) before the first calibration.
+/// The ticks→ns shift, fixed at the first calibration (0 before it).
 #[inline(always)]
-pub(crate) fn nanos_per_tick_in_use() -> Scale {
-    Scale {
-        mult: NS_MULT.load(Ordering::Acquire),
-        shift: NS_SHIFT.load(Ordering::Relaxed),
-    }
+pub(crate) fn nanos_shift() -> u32 {
+    NS_SHIFT.load(Ordering::Relaxed)
 }
 
-/// The counter value from which a conversion must go through
-/// [`nanos_per_tick`] (0 before the first calibration). Acquire pairs with
-/// the Release in `schedule`, which follows `publish`: a caller that loads
-/// this first and then [`nanos_per_tick_in_use`] gets a published scale
-/// whenever the value it loaded is not yet due.
+/// The counter value from which a conversion must refine first (0 before
+/// the first calibration). Acquire pairs with the Release in `schedule`,
+/// which follows `publish`: a caller that finds it not yet due then loads a
+/// published scale.
 #[inline(always)]
 pub(crate) fn next_check() -> u64 {
     NEXT_CHECK.load(Ordering::Acquire)

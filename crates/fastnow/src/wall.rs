@@ -18,9 +18,11 @@
 //! interval (tens of nanoseconds in steady state; see `BENCHMARKS.md`). Use
 //! the precise tier to measure intervals, and the wall tier to say *when*.
 //!
-//! **Consistency.** The anchor is two words published under a sequence lock:
-//! a reader that overlaps a resync retries, so it never combines the counter
-//! value of one anchor with the Unix time of another.
+//! **Consistency.** Each resync publishes the line through its anchor (an
+//! offset and the scale in use) as two words under a sequence lock: a reader
+//! that overlaps a resync retries, so it never combines the offset of one
+//! anchor with the scale of another. Calibration refinements reach the wall
+//! tier at the next resync.
 //!
 //! On the OS fallback source the counter is not trusted, so `unix_nanos()`
 //! reads `CLOCK_REALTIME` directly.
@@ -89,12 +91,16 @@ impl SeqPair {
 /// others against a reference they can step.
 pub(crate) struct Wall {
     reference: fn() -> u64,
-    /// (counter ticks, Unix nanoseconds) at the last resync.
-    anchor: SeqPair,
+    /// The line through the last anchor: (offset, mult), where Unix
+    /// nanoseconds at counter value `t` are `offset + (t * mult) >> shift`
+    /// (wrapping; `shift` is the calibration's, fixed for the process).
+    line: SeqPair,
     /// Counter value at which the next reader resyncs; 0 = never synced.
     next_resync: AtomicU64,
     interval_ns: AtomicU64,
     lock: AtomicBool,
+    /// Set when the counter stands for more than 2^63 ns (see `resync`).
+    counter_too_large: AtomicBool,
 }
 
 /// Default resync interval.
@@ -106,10 +112,11 @@ impl Wall {
     pub(crate) const fn new(reference: fn() -> u64, interval_ns: u64) -> Wall {
         Wall {
             reference,
-            anchor: SeqPair::new(),
+            line: SeqPair::new(),
             next_resync: AtomicU64::new(0),
             interval_ns: AtomicU64::new(interval_ns),
             lock: AtomicBool::new(false),
+            counter_too_large: AtomicBool::new(false),
         }
     }
 
@@ -119,47 +126,43 @@ impl Wall {
         if state & !1 != COUNTER {
             return self.unix_nanos_slow();
         }
-        // Everything the conversion needs is loaded before the counter is
-        // read, so the loads overlap the counter read instead of queueing
-        // behind it (Intel's microcoded RDTSC holds back what follows it).
-        // Any published anchor extrapolates correctly to a later counter
-        // value; a due resync or refinement takes the cold path.
-        //
-        // The two "next" markers are loaded first, with Acquire: they are
-        // published (Release) after the anchor and the scale they guard, so
-        // a reader that finds neither due also holds an anchor and a scale
-        // at least as new as the ones published before them, never the
-        // empty ones of a process that has not calibrated yet.
+        // The line is a snapshot of the anchor and of the scale taken at
+        // the resync, so the read path needs no calibration check and no
+        // subtraction: a load of the deadline, a consistent read of two
+        // words, the counter, a compare, a multiply and a shift. The loads
+        // come before the counter read so they overlap it (Intel's
+        // microcoded RDTSC holds back what follows it). The deadline is
+        // loaded first, with Acquire: it is published (Release) after the
+        // line, so a reader that finds it not due holds a line at least as
+        // new as the one published before it, never the empty one.
         let next_resync = self.next_resync.load(Ordering::Acquire);
-        let next_check = calibrate::next_check();
-        let (anchor_ticks, anchor_unix) = self.anchor.read();
-        let scale = calibrate::nanos_per_tick_in_use();
+        let (offset, mult) = self.line.read();
+        let shift = calibrate::nanos_shift();
         let ticks = arch::ticks();
-        // One unsigned compare keeps the fast path to counter values in
-        // [anchor, first due marker): nothing is due, and the value is not
-        // older than the anchor (which a bare read can be, when another
-        // thread has just published the anchor). A branch for each case
-        // costs almost a nanosecond on Intel cores.
-        let span = next_resync.min(next_check).saturating_sub(anchor_ticks);
-        let since_anchor = ticks.wrapping_sub(anchor_ticks);
-        if since_anchor >= span {
-            return self.unix_nanos_maintained(ticks);
+        if ticks >= next_resync {
+            return self.unix_nanos_resynced(ticks);
         }
-        anchor_unix.saturating_add(scale.apply_saturating(since_anchor))
+        on_line(offset, Scale { mult, shift }, ticks)
     }
 
-    /// A resync or a calibration refinement is due, or the counter value is
-    /// older than the anchor: run what is due, then convert with what it
-    /// published.
+    /// A resync is due (or none ever ran): take it, or, when another thread
+    /// is taking it, use the line in place (valid until the new one lands).
     #[cold]
     #[inline(never)]
-    fn unix_nanos_maintained(&self, ticks: u64) -> u64 {
-        let scale = calibrate::nanos_per_tick(ticks);
-        if ticks >= self.next_resync.load(Ordering::Relaxed) {
-            self.resync(false);
+    fn unix_nanos_resynced(&self, ticks: u64) -> u64 {
+        self.resync(false);
+        if self.counter_too_large.load(Ordering::Relaxed) {
+            return (self.reference)();
         }
-        let (anchor_ticks, anchor_unix) = self.anchor.read();
-        extrapolate(anchor_ticks, anchor_unix, scale, ticks)
+        let (offset, mult) = self.line.read();
+        on_line(
+            offset,
+            Scale {
+                mult,
+                shift: calibrate::nanos_shift(),
+            },
+            ticks,
+        )
     }
 
     #[inline(never)]
@@ -179,7 +182,7 @@ impl Wall {
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok();
         if !locked {
-            if self.anchor.is_set() && !force {
+            if self.line.is_set() && !force {
                 return;
             }
             while self
@@ -191,12 +194,25 @@ impl Wall {
             }
         }
         let (ticks, unix) = calibrate::sample_against(self.reference);
-        self.anchor.write(ticks, unix);
-        let interval =
-            calibrate::ticks_per_nano().apply_saturating(self.interval_ns.load(Ordering::Relaxed));
-        // Release: a reader that sees this value sees the anchor above.
-        self.next_resync
-            .store(ticks.saturating_add(interval.max(1)), Ordering::Release);
+        let tick_scale = calibrate::ticks_per_nano();
+        // The line converts whole counter values, which is exact only while
+        // they stand for less than 2^63 ns (292 years) at the counter's rate:
+        // always, for a counter that started at boot. Past that the wall
+        // tier reads the reference instead of returning a wrong time.
+        let limit = tick_scale.apply_saturating(1 << 63);
+        if ticks >= limit {
+            self.counter_too_large.store(true, Ordering::Relaxed);
+        } else {
+            // The scale in use now (refined first if a check is due), frozen
+            // into the line until the next resync.
+            let scale = calibrate::nanos_per_tick(ticks);
+            let offset = unix.wrapping_sub(scale.apply_saturating(ticks));
+            self.line.write(offset, scale.mult);
+            let interval = tick_scale.apply_saturating(self.interval_ns.load(Ordering::Relaxed));
+            let next = ticks.saturating_add(interval.max(1)).min(limit);
+            // Release: a reader that sees this value sees the line above.
+            self.next_resync.store(next, Ordering::Release);
+        }
         self.lock.store(false, Ordering::Release);
     }
 
@@ -234,16 +250,16 @@ pub fn unix_nanos() -> u64 {
     WALL.unix_nanos()
 }
 
-/// Unix nanoseconds at `ticks`, from an anchor pair. A reader can hold a
-/// counter value slightly older than an anchor another thread just
-/// published: it extrapolates backwards then.
+/// Unix nanoseconds at counter value `ticks` on a line (see [`Wall`]). The
+/// offset is the anchor's Unix time minus its counter value converted, so
+/// this is the anchor's time plus the ticks since it, converted, for counter
+/// values on either side of the anchor (a bare read can be slightly older
+/// than an anchor another thread just published), within a nanosecond of
+/// rounding. Wrapping, since the offset alone can be "negative" (a
+/// reference clock younger than the counter, as in tests).
 #[inline(always)]
-fn extrapolate(anchor_ticks: u64, anchor_unix: u64, scale: Scale, ticks: u64) -> u64 {
-    if ticks >= anchor_ticks {
-        anchor_unix.saturating_add(scale.apply_saturating(ticks - anchor_ticks))
-    } else {
-        anchor_unix.saturating_sub(scale.apply_saturating(anchor_ticks - ticks))
-    }
+fn on_line(offset: u64, scale: Scale, ticks: u64) -> u64 {
+    offset.wrapping_add(scale.apply_saturating(ticks))
 }
 
 /// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s;
@@ -392,6 +408,49 @@ mod tests {
     use std::prelude::v1::*;
     use std::sync::Arc;
     use std::time::Instant as StdInstant;
+
+    /// The line gives the anchor's time plus the converted ticks since it,
+    /// on both sides of the anchor, within the one nanosecond that flooring
+    /// two conversions instead of one can add, at any realistic rate and
+    /// counter value, including references younger than the counter.
+    #[test]
+    fn line_extrapolates_like_the_anchor() {
+        let mut x: u64 = 88172645463325252;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200_000 {
+            let hz = 1_000_000 + next() % 6_000_000_000;
+            let scale = Scale::nanos_per_tick(hz).unwrap();
+            // The domain `resync` admits: counter values worth under 2^63 ns.
+            let limit = Scale::ticks_per_nano(hz).unwrap().apply_saturating(1 << 63);
+            let anchor_ticks = (next() >> (next() % 40)) % limit;
+            let anchor_unix = next() >> (2 + next() % 40);
+            let offset = anchor_unix.wrapping_sub(scale.apply_saturating(anchor_ticks));
+            let delta = next() >> (20 + next() % 40);
+            for ticks in [
+                anchor_ticks.wrapping_add(delta),
+                anchor_ticks.saturating_sub(delta),
+            ] {
+                let exact = if ticks >= anchor_ticks {
+                    anchor_unix as i128 + scale.apply_saturating(ticks - anchor_ticks) as i128
+                } else {
+                    anchor_unix as i128 - scale.apply_saturating(anchor_ticks - ticks) as i128
+                };
+                if exact < 0 || ticks >= limit {
+                    continue; // before 1970, or past the line's domain
+                }
+                let got = on_line(offset, scale, ticks) as i128;
+                assert!(
+                    (got - exact).abs() <= 1,
+                    "hz={hz} anchor=({anchor_ticks}, {anchor_unix}) t={ticks}: {got} vs {exact}"
+                );
+            }
+        }
+    }
 
     /// Readers racing a writer that publishes (k, !k) never see a mixed pair
     /// and never see k go backwards. Bounded by time, not iterations.
