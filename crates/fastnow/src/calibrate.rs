@@ -123,12 +123,6 @@ pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
     }
 }
 
-/// The ticks→ns shift, fixed at the first calibration (0 before it).
-#[inline(always)]
-pub(crate) fn nanos_shift() -> u32 {
-    NS_SHIFT.load(Ordering::Relaxed)
-}
-
 /// The counter value from which a conversion must refine first (0 before
 /// the first calibration). Acquire pairs with the Release in `schedule`,
 /// which follows `publish`: a caller that finds it not yet due then loads a

@@ -32,6 +32,11 @@ fn clock_nanos(clock: libc::clockid_t) -> u64 {
     // Unix fastnow supports, so the call cannot fail (POSIX: EINVAL only for
     // an unknown clock, EFAULT only for a bad pointer).
     unsafe { libc::clock_gettime(clock, &mut ts) };
+    // A real-time clock set before 1970 reads 0, as documented for the wall
+    // tier, not a wrapped huge value.
+    if ts.tv_sec < 0 {
+        return 0;
+    }
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)

@@ -33,49 +33,49 @@ use crate::{arch, calibrate, os};
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use core::time::Duration;
 
-/// A pair of words published atomically as a whole: a sequence lock.
+/// `N` words published atomically as a whole: a sequence lock.
 ///
 /// One writer at a time (the caller serialises writers); any number of
 /// readers, which never block the writer and retry if they overlapped it.
-pub(crate) struct SeqPair {
+pub(crate) struct SeqWords<const N: usize> {
     seq: AtomicU64,
-    a: AtomicU64,
-    b: AtomicU64,
+    words: [AtomicU64; N],
 }
 
-impl SeqPair {
-    pub(crate) const fn new() -> SeqPair {
-        SeqPair {
+impl<const N: usize> SeqWords<N> {
+    pub(crate) const fn new() -> SeqWords<N> {
+        SeqWords {
             seq: AtomicU64::new(0),
-            a: AtomicU64::new(0),
-            b: AtomicU64::new(0),
+            words: [const { AtomicU64::new(0) }; N],
         }
     }
 
-    /// The last pair written, never half of one and half of another.
+    /// The last words written, never some of one write and some of another.
     #[inline(always)]
-    pub(crate) fn read(&self) -> (u64, u64) {
+    pub(crate) fn read(&self) -> [u64; N] {
         loop {
             let before = self.seq.load(Ordering::Acquire);
-            let a = self.a.load(Ordering::Relaxed);
-            let b = self.b.load(Ordering::Relaxed);
+            let words = core::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
             // Keeps the data loads above from moving below the re-check.
             fence(Ordering::Acquire);
-            if before & 1 == 0 && self.seq.load(Ordering::Relaxed) == before {
-                return (a, b);
+            // One compare for "not mid-write and unchanged": an odd `before`
+            // (a write in progress) rounds down below any later value.
+            if self.seq.load(Ordering::Relaxed) == before & !1 {
+                return words;
             }
             core::hint::spin_loop();
         }
     }
 
-    /// Publishes a new pair. Callers must not write concurrently.
-    pub(crate) fn write(&self, a: u64, b: u64) {
+    /// Publishes new words. Callers must not write concurrently.
+    pub(crate) fn write(&self, words: [u64; N]) {
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Relaxed);
-        // Readers that see either data store also see the odd sequence.
+        // Readers that see any data store also see the odd sequence.
         fence(Ordering::Release);
-        self.a.store(a, Ordering::Relaxed);
-        self.b.store(b, Ordering::Relaxed);
+        for (slot, w) in self.words.iter().zip(words) {
+            slot.store(w, Ordering::Relaxed);
+        }
         self.seq.store(seq + 2, Ordering::Release);
     }
 
@@ -91,16 +91,15 @@ impl SeqPair {
 /// others against a reference they can step.
 pub(crate) struct Wall {
     reference: fn() -> u64,
-    /// The line through the last anchor: (offset, mult), where Unix
-    /// nanoseconds at counter value `t` are `offset + (t * mult) >> shift`
-    /// (wrapping; `shift` is the calibration's, fixed for the process).
-    line: SeqPair,
+    /// The line through the last anchor, see [`Line`].
+    line: SeqWords<3>,
     /// Counter value at which the next reader resyncs; 0 = never synced.
     next_resync: AtomicU64,
     interval_ns: AtomicU64,
     lock: AtomicBool,
-    /// Set when the counter stands for more than 2^63 ns (see `resync`).
-    counter_too_large: AtomicBool,
+    /// Set when a line cannot represent the time (see `resync`): reads go
+    /// to the reference.
+    use_reference: AtomicBool,
 }
 
 /// Default resync interval.
@@ -112,37 +111,40 @@ impl Wall {
     pub(crate) const fn new(reference: fn() -> u64, interval_ns: u64) -> Wall {
         Wall {
             reference,
-            line: SeqPair::new(),
+            line: SeqWords::new(),
             next_resync: AtomicU64::new(0),
             interval_ns: AtomicU64::new(interval_ns),
             lock: AtomicBool::new(false),
-            counter_too_large: AtomicBool::new(false),
+            use_reference: AtomicBool::new(false),
         }
     }
 
     #[inline(always)]
     pub(crate) fn unix_nanos(&self) -> u64 {
-        let state = detect::STATE.load(Ordering::Relaxed);
-        if state & !1 != COUNTER {
+        // The deadline stays 0 until a resync on the counter source has
+        // published a line, so it also stands for the source check: 0 sends
+        // the first read, the OS source and the fallback below to the slow
+        // path, before any counter read.
+        let next_resync = self.next_resync.load(Ordering::Acquire);
+        if next_resync == 0 {
             return self.unix_nanos_slow();
         }
         // The line is a snapshot of the anchor and of the scale taken at
-        // the resync, so the read path needs no calibration check and no
-        // subtraction: a load of the deadline, a consistent read of two
-        // words, the counter, a compare, a multiply and a shift. The loads
+        // the resync, so the read path needs no calibration check, no
+        // subtraction and no shift: a load of the deadline, a consistent
+        // read of three words, the counter, a compare and two independent
+        // multiplies. The loads
         // come before the counter read so they overlap it (Intel's
-        // microcoded RDTSC holds back what follows it). The deadline is
+        // microcoded RDTSC holds back what follows it). The deadline was
         // loaded first, with Acquire: it is published (Release) after the
-        // line, so a reader that finds it not due holds a line at least as
-        // new as the one published before it, never the empty one.
-        let next_resync = self.next_resync.load(Ordering::Acquire);
-        let (offset, mult) = self.line.read();
-        let shift = calibrate::nanos_shift();
+        // line, so a reader that finds it set holds a line at least as new
+        // as the one published before it, never the empty one.
+        let line = Line(self.line.read());
         let ticks = arch::ticks();
         if ticks >= next_resync {
             return self.unix_nanos_resynced(ticks);
         }
-        on_line(offset, Scale { mult, shift }, ticks)
+        line.at(ticks)
     }
 
     /// A resync is due (or none ever ran): take it, or, when another thread
@@ -151,27 +153,18 @@ impl Wall {
     #[inline(never)]
     fn unix_nanos_resynced(&self, ticks: u64) -> u64 {
         self.resync(false);
-        if self.counter_too_large.load(Ordering::Relaxed) {
+        if self.use_reference.load(Ordering::Relaxed) {
             return (self.reference)();
         }
-        let (offset, mult) = self.line.read();
-        on_line(
-            offset,
-            Scale {
-                mult,
-                shift: calibrate::nanos_shift(),
-            },
-            ticks,
-        )
+        Line(self.line.read()).at(ticks)
     }
 
     #[inline(never)]
     fn unix_nanos_slow(&self) -> u64 {
-        if detect::ensure_decided() & !1 == COUNTER {
-            self.unix_nanos()
-        } else {
-            (self.reference)()
+        if detect::ensure_decided() & !1 != COUNTER {
+            return (self.reference)();
         }
+        self.unix_nanos_resynced(arch::ticks())
     }
 
     /// Takes a new anchor. Without `force`, skips if another thread is
@@ -197,17 +190,20 @@ impl Wall {
         let tick_scale = calibrate::ticks_per_nano();
         // The line converts whole counter values, which is exact only while
         // they stand for less than 2^63 ns (292 years) at the counter's rate:
-        // always, for a counter that started at boot. Past that the wall
-        // tier reads the reference instead of returning a wrong time.
+        // always, for a counter that started at boot. And its wrapping sum
+        // stands for a time after 1970 only while the anchor is well after
+        // it (2^40 ns, 18 minutes, covers any counter value a reader can hold
+        // from before the anchor). Otherwise the wall tier reads the
+        // reference instead of returning a wrong time.
         let limit = tick_scale.apply_saturating(1 << 63);
-        if ticks >= limit {
-            self.counter_too_large.store(true, Ordering::Relaxed);
+        if ticks >= limit || unix < 1 << 40 {
+            self.use_reference.store(true, Ordering::Relaxed);
         } else {
+            self.use_reference.store(false, Ordering::Relaxed);
             // The scale in use now (refined first if a check is due), frozen
             // into the line until the next resync.
-            let scale = calibrate::nanos_per_tick(ticks);
-            let offset = unix.wrapping_sub(scale.apply_saturating(ticks));
-            self.line.write(offset, scale.mult);
+            self.line
+                .write(Line::through(ticks, unix, calibrate::nanos_per_tick(ticks)).0);
             let interval = tick_scale.apply_saturating(self.interval_ns.load(Ordering::Relaxed));
             let next = ticks.saturating_add(interval.max(1)).min(limit);
             // Release: a reader that sees this value sees the line above.
@@ -250,16 +246,43 @@ pub fn unix_nanos() -> u64 {
     WALL.unix_nanos()
 }
 
-/// Unix nanoseconds at counter value `ticks` on a line (see [`Wall`]). The
-/// offset is the anchor's Unix time minus its counter value converted, so
-/// this is the anchor's time plus the ticks since it, converted, for counter
-/// values on either side of the anchor (a bare read can be slightly older
-/// than an anchor another thread just published), within a nanosecond of
-/// rounding. Wrapping, since the offset alone can be "negative" (a
-/// reference clock younger than the counter, as in tests).
-#[inline(always)]
-fn on_line(offset: u64, scale: Scale, ticks: u64) -> u64 {
-    offset.wrapping_add(scale.apply_saturating(ticks))
+/// The wall tier's conversion between resyncs: `[offset, whole, frac]`,
+/// where Unix nanoseconds at counter value `t` are
+/// `offset + t * whole + (t * frac) >> 64` (wrapping). `whole` and `frac` are
+/// the integer and fractional parts of the nanoseconds per tick, so there is
+/// no shift by a variable amount on the read path (several micro-operations
+/// on Intel cores) and the two multiplies are independent. For counters
+/// faster than 1 GHz `whole` is 0.
+#[derive(Clone, Copy)]
+struct Line([u64; 3]);
+
+impl Line {
+    /// The line of `scale` through (`ticks`, `unix`).
+    fn through(ticks: u64, unix: u64, scale: Scale) -> Line {
+        let (mult, shift) = (scale.mult as u128, scale.shift);
+        // mult / 2^shift = whole + frac / 2^64; exact for shift <= 64, and
+        // for larger shifts frac drops bits worth under 2^-64 per tick.
+        let (whole, frac) = if shift >= 64 {
+            (0, (mult >> (shift - 64)) as u64)
+        } else {
+            ((mult >> shift) as u64, ((mult << (64 - shift)) as u64))
+        };
+        let slope = Line([0, whole, frac]);
+        Line([unix.wrapping_sub(slope.at(ticks)), whole, frac])
+    }
+
+    /// Unix nanoseconds at counter value `ticks`: the anchor's time plus the
+    /// ticks since it, converted, on either side of the anchor (a bare read
+    /// can be slightly older than an anchor another thread just published),
+    /// within a nanosecond of rounding.
+    #[inline(always)]
+    fn at(self, ticks: u64) -> u64 {
+        let [offset, whole, frac] = self.0;
+        let fraction = ((ticks as u128 * frac as u128) >> 64) as u64;
+        offset
+            .wrapping_add(ticks.wrapping_mul(whole))
+            .wrapping_add(fraction)
+    }
 }
 
 /// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s;
@@ -429,7 +452,7 @@ mod tests {
             let limit = Scale::ticks_per_nano(hz).unwrap().apply_saturating(1 << 63);
             let anchor_ticks = (next() >> (next() % 40)) % limit;
             let anchor_unix = next() >> (2 + next() % 40);
-            let offset = anchor_unix.wrapping_sub(scale.apply_saturating(anchor_ticks));
+            let line = Line::through(anchor_ticks, anchor_unix, scale);
             let delta = next() >> (20 + next() % 40);
             for ticks in [
                 anchor_ticks.wrapping_add(delta),
@@ -443,7 +466,7 @@ mod tests {
                 if exact < 0 || ticks >= limit {
                     continue; // before 1970, or past the line's domain
                 }
-                let got = on_line(offset, scale, ticks) as i128;
+                let got = line.at(ticks) as i128;
                 assert!(
                     (got - exact).abs() <= 1,
                     "hz={hz} anchor=({anchor_ticks}, {anchor_unix}) t={ticks}: {got} vs {exact}"
@@ -455,9 +478,9 @@ mod tests {
     /// Readers racing a writer that publishes (k, !k) never see a mixed pair
     /// and never see k go backwards. Bounded by time, not iterations.
     #[test]
-    fn seqpair_is_never_torn_nor_stale() {
-        let pair = Arc::new(SeqPair::new());
-        pair.write(0, !0);
+    fn seqwords_are_never_torn_nor_stale() {
+        let pair = Arc::new(SeqWords::<3>::new());
+        pair.write([0, !0, 0]);
         let stop = Arc::new(AtomicBool::new(false));
         let readers: Vec<_> = (0..2)
             .map(|_| {
@@ -465,8 +488,8 @@ mod tests {
                 std::thread::spawn(move || {
                     let (mut last, mut reads) = (0u64, 0u64);
                     while !stop.load(Ordering::Relaxed) {
-                        let (k, not_k) = pair.read();
-                        assert_eq!(not_k, !k, "torn pair");
+                        let [k, not_k, k_again] = pair.read();
+                        assert!(not_k == !k && k_again == k, "torn: {k} {not_k} {k_again}");
                         assert!(k >= last, "went back from {last} to {k}");
                         last = k;
                         reads += 1;
@@ -479,7 +502,7 @@ mod tests {
         let mut k = 0;
         while StdInstant::now() < deadline {
             k += 1;
-            pair.write(k, !k);
+            pair.write([k, !k, k]);
         }
         stop.store(true, Ordering::Relaxed);
         for r in readers {
