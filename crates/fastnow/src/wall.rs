@@ -25,7 +25,10 @@
 //! tier at the next resync.
 //!
 //! On the OS fallback source the counter is not trusted, so `unix_nanos()`
-//! reads `CLOCK_REALTIME` directly.
+//! reads `CLOCK_REALTIME` directly; so it does when the line cannot represent
+//! the time (a counter slower than 1 GHz on x86_64 or about 1 MHz elsewhere,
+//! see `LINE_SHIFT`; a counter value worth over 2^63 ns; a system clock set
+//! within 18 minutes of 1970).
 
 use crate::detect::{self, COUNTER};
 use crate::scale::Scale;
@@ -92,7 +95,7 @@ impl<const N: usize> SeqWords<N> {
 pub(crate) struct Wall {
     reference: fn() -> u64,
     /// The line through the last anchor, see [`Line`].
-    line: SeqWords<3>,
+    line: SeqWords<2>,
     /// Counter value at which the next reader resyncs; 0 = never synced.
     next_resync: AtomicU64,
     interval_ns: AtomicU64,
@@ -190,20 +193,21 @@ impl Wall {
         let tick_scale = calibrate::ticks_per_nano();
         // The line converts whole counter values, which is exact only while
         // they stand for less than 2^63 ns (292 years) at the counter's rate:
-        // always, for a counter that started at boot. And its wrapping sum
+        // always, for a counter that started at boot; and only for counters
+        // fast enough for its fixed point (see LINE_SHIFT). And its wrapping sum
         // stands for a time after 1970 only while the anchor is well after
         // it (2^40 ns, 18 minutes, covers any counter value a reader can hold
         // from before the anchor). Otherwise the wall tier reads the
         // reference instead of returning a wrong time.
         let limit = tick_scale.apply_saturating(1 << 63);
-        if ticks >= limit || unix < 1 << 40 {
+        // The scale in use now (refined first if a check is due), frozen
+        // into the line until the next resync.
+        let line = Line::through(ticks, unix, calibrate::nanos_per_tick(ticks));
+        if ticks >= limit || unix < 1 << 40 || line.is_none() {
             self.use_reference.store(true, Ordering::Relaxed);
-        } else {
+        } else if let Some(line) = line {
             self.use_reference.store(false, Ordering::Relaxed);
-            // The scale in use now (refined first if a check is due), frozen
-            // into the line until the next resync.
-            self.line
-                .write(Line::through(ticks, unix, calibrate::nanos_per_tick(ticks)).0);
+            self.line.write(line.0);
             let interval = tick_scale.apply_saturating(self.interval_ns.load(Ordering::Relaxed));
             let next = ticks.saturating_add(interval.max(1)).min(limit);
             // Release: a reader that sees this value sees the line above.
@@ -246,29 +250,39 @@ pub fn unix_nanos() -> u64 {
     WALL.unix_nanos()
 }
 
-/// The wall tier's conversion between resyncs: `[offset, whole, frac]`,
-/// where Unix nanoseconds at counter value `t` are
-/// `offset + t * whole + (t * frac) >> 64` (wrapping). `whole` and `frac` are
-/// the integer and fractional parts of the nanoseconds per tick, so there is
-/// no shift by a variable amount on the read path (several micro-operations
-/// on Intel cores) and the two multiplies are independent. For counters
-/// faster than 1 GHz `whole` is 0.
+/// The fixed point of [`Line`]'s slope, a compile-time constant so the read
+/// path shifts by an immediate: on x86_64 the high half of the product, no
+/// shift at all (counters faster than 1 GHz, which every invariant TSC is);
+/// elsewhere 54 bits (counters faster than about 1 MHz; the Arm generic timer
+/// runs at 1 MHz to 1 GHz).
+#[cfg(target_arch = "x86_64")]
+const LINE_SHIFT: u32 = 64;
+#[cfg(not(target_arch = "x86_64"))]
+const LINE_SHIFT: u32 = 54;
+
+/// The wall tier's conversion between resyncs: `[offset, slope]`, where Unix
+/// nanoseconds at counter value `t` are `offset + (t * slope) >> LINE_SHIFT`
+/// (wrapping). A variable shift costs several micro-operations on Intel
+/// cores; a constant one costs nothing.
 #[derive(Clone, Copy)]
-struct Line([u64; 3]);
+struct Line([u64; 2]);
 
 impl Line {
-    /// The line of `scale` through (`ticks`, `unix`).
-    fn through(ticks: u64, unix: u64, scale: Scale) -> Line {
-        let (mult, shift) = (scale.mult as u128, scale.shift);
-        // mult / 2^shift = whole + frac / 2^64; exact for shift <= 64, and
-        // for larger shifts frac drops bits worth under 2^-64 per tick.
-        let (whole, frac) = if shift >= 64 {
-            (0, (mult >> (shift - 64)) as u64)
+    /// The line of `scale` through (`ticks`, `unix`), or `None` when the
+    /// counter is too slow for `LINE_SHIFT` (the wall tier then reads the
+    /// reference clock).
+    fn through(ticks: u64, unix: u64, scale: Scale) -> Option<Line> {
+        let mult = scale.mult as u128;
+        // mult / 2^shift as slope / 2^LINE_SHIFT: exact when shift is the
+        // smaller, else dropping bits worth under 2^-LINE_SHIFT per tick.
+        let slope = if scale.shift >= LINE_SHIFT {
+            mult >> (scale.shift - LINE_SHIFT)
         } else {
-            ((mult >> shift) as u64, ((mult << (64 - shift)) as u64))
+            mult << (LINE_SHIFT - scale.shift)
         };
-        let slope = Line([0, whole, frac]);
-        Line([unix.wrapping_sub(slope.at(ticks)), whole, frac])
+        let slope = u64::try_from(slope).ok()?;
+        let through_zero = Line([0, slope]);
+        Some(Line([unix.wrapping_sub(through_zero.at(ticks)), slope]))
     }
 
     /// Unix nanoseconds at counter value `ticks`: the anchor's time plus the
@@ -277,11 +291,9 @@ impl Line {
     /// within a nanosecond of rounding.
     #[inline(always)]
     fn at(self, ticks: u64) -> u64 {
-        let [offset, whole, frac] = self.0;
-        let fraction = ((ticks as u128 * frac as u128) >> 64) as u64;
-        offset
-            .wrapping_add(ticks.wrapping_mul(whole))
-            .wrapping_add(fraction)
+        let [offset, slope] = self.0;
+        let converted = ((ticks as u128 * slope as u128) >> LINE_SHIFT) as u64;
+        offset.wrapping_add(converted)
     }
 }
 
@@ -452,7 +464,10 @@ mod tests {
             let limit = Scale::ticks_per_nano(hz).unwrap().apply_saturating(1 << 63);
             let anchor_ticks = (next() >> (next() % 40)) % limit;
             let anchor_unix = next() >> (2 + next() % 40);
-            let line = Line::through(anchor_ticks, anchor_unix, scale);
+            let Some(line) = Line::through(anchor_ticks, anchor_unix, scale) else {
+                assert!(hz <= 1_000_000_000 >> (64 - LINE_SHIFT), "refused {hz} Hz");
+                continue;
+            };
             let delta = next() >> (20 + next() % 40);
             for ticks in [
                 anchor_ticks.wrapping_add(delta),
