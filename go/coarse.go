@@ -66,12 +66,13 @@ func Refresh() int64 {
 }
 
 var (
-	autoUpkeep atomic.Bool
-	upkeepMu   sync.Mutex
-	upkeep     *upkeeper
+	// noAutoUpkeep is set once the first use has started upkeep, or when
+	// SetAutoUpkeep(false) says not to; its zero value means "start it", so
+	// importing the package runs nothing.
+	noAutoUpkeep atomic.Bool
+	upkeepMu     sync.Mutex
+	upkeep       *upkeeper
 )
-
-func init() { autoUpkeep.Store(true) }
 
 type upkeeper struct {
 	resolution time.Duration
@@ -85,7 +86,7 @@ func firstUse(cached *paddedInt64) int64 {
 	if recentNanotime.v.Load() == 0 {
 		Refresh()
 	}
-	if autoUpkeep.Swap(false) {
+	if !noAutoUpkeep.Swap(true) {
 		_ = StartUpkeep(DefaultResolution) // already running is fine
 	}
 	return cached.v.Load()
@@ -153,4 +154,4 @@ func UpkeepResolution() (time.Duration, bool) {
 
 // SetAutoUpkeep sets whether the first Recent* call starts upkeep at
 // DefaultResolution (default true). Event loops that call Refresh turn it off.
-func SetAutoUpkeep(enabled bool) { autoUpkeep.Store(enabled) }
+func SetAutoUpkeep(enabled bool) { noAutoUpkeep.Store(!enabled) }

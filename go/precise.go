@@ -107,9 +107,8 @@ const switchAfter = 256
 
 var (
 	monoMode atomic.Uint32
-	// switchAllowed is cleared by tests that exercise the mark under
-	// contention.
-	switchAllowed atomic.Bool
+	// switchHeld is set by tests that exercise the mark under contention.
+	switchHeld atomic.Bool
 )
 
 // mark is the high-water mark and its contention count, on a cache line of
@@ -120,8 +119,6 @@ var mark struct {
 	lost atomic.Uint32
 	_    [52]byte
 }
-
-func init() { switchAllowed.Store(true) }
 
 // MonotonicNanotime is strictly monotonic across goroutines: if reading B
 // happens after reading A (in the Go memory model's sense), B >= A. It costs
@@ -145,7 +142,7 @@ func MonotonicNanotime() int64 {
 
 //go:noinline
 func monotonicContended(v int64) int64 {
-	if mark.lost.Add(1) >= switchAfter && switchAllowed.Load() {
+	if mark.lost.Add(1) >= switchAfter && !switchHeld.Load() {
 		monoMode.Store(monoOrdered)
 	}
 	for {
@@ -162,7 +159,7 @@ func monotonicContended(v int64) int64 {
 // startMonotonic picks MonotonicNanotime's first strategy; detection calls it
 // before publishing the state. The OS clock is already strictly monotonic.
 func startMonotonic(counter bool, alt bool) {
-	if !counter || (switchAllowed.Load() && orderedReadsAreCheaper(cur.Load(), alt)) {
+	if !counter || (!switchHeld.Load() && orderedReadsAreCheaper(cur.Load(), alt)) {
 		monoMode.Store(monoOrdered)
 	}
 }
@@ -201,7 +198,7 @@ func orderedReadsAreCheaper(p *params, alt bool) bool {
 // it there under contention; false lets it switch again. Holding is safe only
 // while no other goroutine reads MonotonicNanotime.
 func holdHighWater(hold bool) {
-	switchAllowed.Store(!hold)
+	switchHeld.Store(hold)
 	if hold && ensureDecided() == stateCounter {
 		monoMode.Store(monoHighWater)
 	}

@@ -28,8 +28,6 @@ var (
 	wallReference = func() int64 { return time.Now().UnixNano() }
 )
 
-func init() { wallInterval.Store(int64(time.Second)) }
-
 // UnixNano returns nanoseconds since 1970-01-01 UTC: about a quarter of the
 // cost of time.Now().UnixNano() (see BENCHMARKS.md).
 func UnixNano() int64 {
@@ -72,11 +70,20 @@ func resyncWall(force bool) *wallAnchor {
 	defer wallMu.Unlock()
 	t, u := sampleAgainst(wallReference)
 	cal.Lock()
-	interval := cal.ticksPerNs.ApplySaturating(uint64(wallInterval.Load()))
+	interval := cal.ticksPerNs.ApplySaturating(uint64(resyncInterval()))
 	cal.Unlock()
 	a := &wallAnchor{ticks: t, unix: u, next: t + max(interval, 1)}
 	wall.Store(a)
 	return a
+}
+
+// resyncInterval is the wall resync interval; the zero value of wallInterval
+// (nothing set) means the default, so importing the package runs nothing.
+func resyncInterval() int64 {
+	if d := wallInterval.Load(); d != 0 {
+		return d
+	}
+	return int64(time.Second)
 }
 
 // SetWallResyncInterval sets how often the wall tier re-anchors to the
