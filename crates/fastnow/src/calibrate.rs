@@ -110,8 +110,10 @@ pub(crate) fn start(decision: &Decision, state: u8) {
 #[inline(always)]
 pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
     // Not due means calibrated: NEXT_CHECK leaves 0 only after the first
-    // scale is published (see `next_check`).
-    if now_ticks >= next_check() {
+    // scale is published, and its Acquire pairs with the Release in
+    // `schedule` (which follows `publish`), so the scale loaded below is one
+    // published no earlier than the check value seen.
+    if now_ticks >= NEXT_CHECK.load(Ordering::Acquire) {
         maintain();
     }
     // Acquire pairs with the Release in `publish`, which makes the shift
@@ -121,15 +123,6 @@ pub(crate) fn nanos_per_tick(now_ticks: u64) -> Scale {
         mult,
         shift: NS_SHIFT.load(Ordering::Relaxed),
     }
-}
-
-/// The counter value from which a conversion must refine first (0 before
-/// the first calibration). Acquire pairs with the Release in `schedule`,
-/// which follows `publish`: a caller that finds it not yet due then loads a
-/// published scale.
-#[inline(always)]
-pub(crate) fn next_check() -> u64 {
-    NEXT_CHECK.load(Ordering::Acquire)
 }
 
 /// The ns→ticks scale (calibrating first if nothing has yet).
@@ -290,7 +283,7 @@ pub fn recalibrate() -> crate::ClockInfo {
 fn schedule(now_ticks: u64, baseline_ns: u64, tick_scale: Scale) {
     let wait_ns = baseline_ns.clamp(MIN_BASELINE_NS, MAX_CHECK_PERIOD_NS);
     let next = now_ticks.saturating_add(tick_scale.apply_saturating(wait_ns));
-    // Release: orders the scale published before it (see `next_check`).
+    // Release: orders the scale published before it (see `nanos_per_tick`).
     NEXT_CHECK.store(next, Ordering::Release);
 }
 

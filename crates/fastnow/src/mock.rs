@@ -125,24 +125,27 @@ fn with_state<T>(f: impl FnOnce(&State) -> T) -> Option<T> {
     CURRENT.with(|c| c.borrow().as_deref().map(f))
 }
 
-/// The mock's monotonic nanoseconds, if one is installed on this thread.
+/// One of the mock's clocks, if one is installed on this thread; the
+/// `active()` check keeps the thread-local borrow off the path otherwise.
 #[inline(always)]
-pub(crate) fn ticks() -> Option<u64> {
+fn read(clock: impl FnOnce(&State) -> u64) -> Option<u64> {
     if active() {
-        with_state(|s| s.mono_ns.get())
+        with_state(clock)
     } else {
         None
     }
 }
 
+/// The mock's monotonic nanoseconds, if one is installed on this thread.
+#[inline(always)]
+pub(crate) fn ticks() -> Option<u64> {
+    read(|s| s.mono_ns.get())
+}
+
 /// The mock's Unix nanoseconds, if one is installed on this thread.
 #[inline(always)]
 pub(crate) fn unix_nanos() -> Option<u64> {
-    if active() {
-        with_state(|s| s.unix_ns.get())
-    } else {
-        None
-    }
+    read(|s| s.unix_ns.get())
 }
 
 /// Whether conversions must treat ticks as nanoseconds.

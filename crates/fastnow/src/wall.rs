@@ -7,7 +7,7 @@
 //! NTP step, a manual `date -s`, or a suspend. fastnow instead re-anchors to
 //! `CLOCK_REALTIME` every *resync interval* (default 1 s, see
 //! [`set_wall_resync_interval`]): the reader whose counter value passes the
-//! deadline takes a new pair (one relaxed load and a compare on the read path,
+//! deadline takes a new pair (one load and a compare on the read path,
 //! the same mechanism calibration uses). Between resyncs the value advances
 //! at the rate of `CLOCK_MONOTONIC`, which NTP disciplines like the real-time
 //! clock, so slews are followed continuously and steps within one interval.

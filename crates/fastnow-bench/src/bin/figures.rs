@@ -221,25 +221,25 @@ fn contention(plan: &Plan) {
         &format!("1 thread, strategy chosen at start ({chosen:?})"),
     );
     // Nothing else reads MonotonicInstant now, so holding is safe.
+    let every_core = |rows: &mut Vec<(String, f64)>, label: String| {
+        let v: Vec<f64> = (0..plan.rounds)
+            .map(|_| per_thread(on_every_core()))
+            .collect();
+        rows.push((label, median(&v)));
+    };
     fastnow::MonotonicInstant::__hold_high_water(true);
     single(&mut rows, "1 thread, high-water mark held");
-    let v: Vec<f64> = (0..plan.rounds)
-        .map(|_| per_thread(on_every_core()))
-        .collect();
-    rows.push((
+    every_core(
+        &mut rows,
         format!("{threads} threads, high-water mark held (what a shared atomic costs)"),
-        median(&v),
-    ));
+    );
     fastnow::MonotonicInstant::__hold_high_water(false);
     let _ = on_every_core(); // contention switches the strategy
     let mode = fastnow::clock_info().monotonic_mode;
-    let v: Vec<f64> = (0..plan.rounds)
-        .map(|_| per_thread(on_every_core()))
-        .collect();
-    rows.push((
+    every_core(
+        &mut rows,
         format!("{threads} threads, after the switch ({mode:?})"),
-        median(&v),
-    ));
+    );
     single(&mut rows, &format!("1 thread, after the switch ({mode:?})"));
     let instant: Vec<f64> = (0..plan.rounds)
         .map(|_| fastnow_bench::ns_per_call(|| fastnow::Instant::now().ticks(), plan.iters))
