@@ -537,12 +537,20 @@ mod tests {
     fn follows_reference_steps_within_one_interval() {
         let interval = Duration::from_millis(20);
         let wall = Wall::new(stepped_realtime, interval.as_nanos() as u64);
-        let close = |expected: u64| {
+        // The expectation is read on both sides of the reading, so a thread
+        // descheduled in between (under qemu, next to the other tests) does
+        // not count against the wall clock; a missed or wrongly followed step
+        // is 10 s off either way.
+        let close = |expected: &dyn Fn() -> u64| {
+            let before = expected();
             let got = wall.unix_nanos();
-            let diff = got.abs_diff(expected);
-            assert!(diff < 2_000_000, "off by {diff} ns");
+            let after = expected();
+            assert!(
+                got + 2_000_000 >= before && got <= after + 2_000_000,
+                "{got} outside [{before}, {after}] ± 2 ms"
+            );
         };
-        close(stepped_realtime());
+        close(&stepped_realtime);
         if detect::ensure_decided() & !1 != COUNTER {
             return; // OS source: reads the reference directly, nothing to follow.
         }
@@ -550,11 +558,11 @@ mod tests {
         OFFSET_NS.store(step, Ordering::Relaxed);
         wall.resync(true); // make the deadline deterministic: a fresh anchor...
         OFFSET_NS.store(2 * step, Ordering::Relaxed); // ...then a step after it
-        close(os::realtime_nanos() + step as u64); // not followed yet
+        close(&|| os::realtime_nanos() + step as u64); // not followed yet
         std::thread::sleep(interval + Duration::from_millis(5));
-        close(os::realtime_nanos() + 2 * step as u64); // followed
+        close(&|| os::realtime_nanos() + 2 * step as u64); // followed
         OFFSET_NS.store(-step, Ordering::Relaxed); // backwards step
         std::thread::sleep(interval + Duration::from_millis(5));
-        close(os::realtime_nanos() - step as u64);
+        close(&|| os::realtime_nanos() - step as u64);
     }
 }
