@@ -1,108 +1,132 @@
 #!/usr/bin/env python3
-"""Regenerates conversion.json from the rules in spec/SEMANTICS.md.
+"""Regenerates the shared test vectors from the rules in spec/SEMANTICS.md.
 
 Python's integers are exact, so this is an independent reference for the
 fixed-point arithmetic that the Rust crate and the Go module implement with
-128-bit operations. Run: python3 spec/vectors/generate.py > spec/vectors/conversion.json
+128-bit operations. Run from the repository root:
+
+    python3 spec/vectors/generate.py
+
+It writes spec/vectors/line.json (the conversion) and spec/vectors/env.json
+(the FASTNOW_CLOCK spellings).
 """
 import json
+import os
 
-MAX_SHIFT = 96
-MULT_LIMIT = 1 << 63
-U64_MAX = (1 << 64) - 1
+U64 = 1 << 64
 NS_PER_S = 10**9
 YEAR_NS = 365 * 24 * 3600 * NS_PER_S
+SHIFTS = [64, 54]  # x86_64, and every other target
 
 
-def ceil_div(a, b):
-    return -(-a // b)
-
-
-def mult_for(out, inp, shift):
-    mult = ceil_div(out << shift, inp)
-    return mult if mult < MULT_LIMIT else None
-
-
-def from_ratio(out, inp):
-    if out == 0 or inp == 0:
+def slope(nanos, ticks, shift):
+    """round((nanos << shift) / ticks), half up; None if 0 or >= 2^64."""
+    if ticks == 0:
         return None
-    for shift in range(MAX_SHIFT, -1, -1):
-        if out.bit_length() + shift > 128:
-            continue
-        mult = mult_for(out, inp, shift)
-        if mult is not None:
-            return (mult, shift)
-    return None
+    v = ((nanos << shift) + (ticks >> 1)) // ticks
+    return v if 0 < v < U64 else None
 
 
-def with_shift(out, inp, shift):
-    if out == 0 or inp == 0 or shift > MAX_SHIFT or out.bit_length() + shift > 128:
-        return None
-    mult = ceil_div(out << shift, inp)
-    return (mult, shift) if 1 <= mult <= U64_MAX else None
+def scaled(t, s, shift):
+    return (t * s) >> shift  # < 2^128 >> shift; the rules take it mod 2^64
 
 
-def apply(scale, x):
-    mult, shift = scale
-    v = (x * mult) >> shift
-    return v if v <= U64_MAX else None
+def through(t, value, s, shift):
+    return (value - scaled(t, s, shift)) % U64
 
 
-def s(v):
+def at(offset, t, s, shift):
+    return (offset + scaled(t, s, shift)) % U64
+
+
+def st(v):
     return None if v is None else str(v)
 
 
-def scale_json(sc):
-    return None if sc is None else {"mult": str(sc[0]), "shift": sc[1]}
+FREQS = [1, 1000, 32_768, 1_000_000, 1_048_576, 19_200_000, 24_000_000, 62_500_000,
+         999_999_999, 1_000_000_000, 1_000_000_001, 2_445_405_696, 2_299_999_918,
+         3_000_000_000, 4_000_000_000, 10**10, (1 << 63), U64 - 1]
+
+RATIOS = [(0, 1), (1, 0), (1, 1), (NS_PER_S, 2_500_000_000), (NS_PER_S, 24_000_000),
+          (1_000_002, 2_445_406_000), (999_998, 2_445_404_000), (U64 - 1, 1),
+          (U64 - 1, U64 - 1), (1, U64 - 1), (3, 7), (7, 3), (1 << 10, 1), ((1 << 10) - 1, 1),
+          (1, 1 << 54), (1, (1 << 55) - 1)]
 
 
-FREQS = [1, 1000, 32_768, 1_000_000, 19_200_000, 24_000_000, 62_500_000, 999_999_999,
-         1_000_000_000, 1_000_000_001, 2_445_405_696, 3_000_000_000, 4_000_000_000,
-         4_000_000_001, 5_200_000_000, 1_000_000_000_000, 1 << 62, U64_MAX]
+def line_cases(shift):
+    cases = []
+    points = [(0, 0), (1_000, 5_000), (2_445_405_696 * 3600, 3600 * NS_PER_S),
+              (U64 - 1, 10**9), (1 << 40, U64 - 1), (123_456_789_012_345, 1_700_000_000 * NS_PER_S)]
+    for hz in [24_000_000, 1_000_000_000, 2_445_405_696, 3_000_000_000]:
+        s = slope(NS_PER_S, hz, shift)
+        if s is None:
+            continue
+        for (t, v) in points:
+            off = through(t, v, s, shift)
+            probes = sorted({0, 1, t, (t + 1) % U64, (t - 1) % U64, (t + hz) % U64,
+                             (t - hz) % U64, (t + hz * 3600) % U64, U64 - 1})
+            cases.append({
+                "freq_hz": str(hz), "slope": str(s), "through_ticks": str(t),
+                "through_value": str(v), "offset": str(off),
+                "at": [{"ticks": str(p), "value": str(at(off, p, s, shift))} for p in probes],
+            })
+    return cases
 
 
-def ticks_cases(f):
-    cands = {0, 1, 2, 3, 999, f - 1 if f > 0 else 0, f, 2 * f, 1 << 32, 1 << 53, 1 << 63, U64_MAX,
-             # a century of uptime, when it fits the counter
-             (100 * YEAR_NS * f) // NS_PER_S}
-    return sorted(c for c in cands if 0 <= c <= U64_MAX)
+def line_vectors():
+    out = {
+        "about": "Fixed-point conversion vectors (a Line: value(t) = offset + (t * slope) >> "
+                 "line_shift, mod 2^64); rules in spec/SEMANTICS.md. Integers are decimal "
+                 "strings; null means not representable. A target uses the entry for its "
+                 "line_shift: 64 on x86_64 / amd64, 54 elsewhere.",
+        "shifts": [],
+    }
+    for shift in SHIFTS:
+        out["shifts"].append({
+            "line_shift": shift,
+            "slope_of_freq": [{"freq_hz": str(f), "slope": st(slope(NS_PER_S, f, shift))}
+                              for f in FREQS],
+            "slope": [{"nanos": str(n), "ticks": str(t), "slope": st(slope(n, t, shift))}
+                      for (n, t) in RATIOS],
+            "lines": line_cases(shift),
+        })
+    return out
 
 
-NANOS_CASES = [0, 1, 999, NS_PER_S, 60 * NS_PER_S, 100 * YEAR_NS, 1 << 63, U64_MAX]
+# FASTNOW_CLOCK: ASCII white space (SP, HT, LF, VT, FF, CR) around the value
+# and ASCII case are ignored; nothing else is.
+ENV = [
+    (b"", "unset"), (b"   ", "unset"), (b"\t\n\x0b\x0c\r ", "unset"),
+    (b"counter", "counter"), (b"COUNTER", "counter"), (b" Counter\n", "counter"),
+    (b"\x0bcounter\x0c", "counter"), (b"cOuNtEr\r\n", "counter"),
+    (b"os", "os"), (b"OS", "os"), (b"os\x0b", "os"), (b"\tOs ", "os"), (b"\r\nos\r\n", "os"),
+    (b"tsc", "invalid"), (b"os2", "invalid"), (b"o s", "invalid"), (b"counters", "invalid"),
+    (b"\xc2\xa0os", "invalid"),            # NO-BREAK SPACE is not ASCII white space
+    (b"os\xe2\x80\x83", "invalid"),        # EM SPACE
+    (b"\xef\xbc\xaf\xef\xbc\xb3", "invalid"),  # FULLWIDTH "OS"
+    (b"o\xc5\xbf", "invalid"),             # "o" + LATIN SMALL LETTER LONG S (folds to "os")
+    (b"\xe2\x84\xaaounter", "invalid"),    # KELVIN SIGN K
+    (b"os\x00", "invalid"), (b"\x85os", "invalid"), (b"os\xff", "invalid"),
+    (b"counter" + b" " * 100, "counter"),  # long, but only white space after the word
+    (b"os" + b" " * 62 + b"x", "invalid"),
+]
 
-freqs = []
-for f in FREQS:
-    ns = from_ratio(NS_PER_S, f)
-    tk = from_ratio(f, NS_PER_S)
-    freqs.append({
-        "freq_hz": str(f),
-        "nanos_per_tick": scale_json(ns),
-        "ticks_per_nano": scale_json(tk),
-        "ticks_to_nanos": [{"ticks": str(t), "nanos": s(apply(ns, t)) if ns else None} for t in ticks_cases(f)],
-        "nanos_to_ticks": [{"nanos": str(n), "ticks": s(apply(tk, n)) if tk else None} for n in NANOS_CASES],
-    })
 
-# Ratios as calibration measures them (nanoseconds over ticks, and back),
-# plus the edges of from_ratio.
-RATIOS = [(1, 1), (0, 5), (5, 0), (1_000_491, 2_446_637_127), (2_446_637_127, 1_000_491),
-          (112_349_661, 274_741_882_331), (U64_MAX, 1), (U64_MAX, 2), (U64_MAX, 3), (1 << 62, 1),
-          ((1 << 63) - 1, 1), (1, U64_MAX), (U64_MAX, U64_MAX), (123_456_789, 987_654_321_987)]
-ratios = [{"out": str(o), "in": str(i), "scale": scale_json(from_ratio(o, i))} for o, i in RATIOS]
+def env_vectors():
+    return {
+        "about": "FASTNOW_CLOCK values and their outcome (unset, counter, os, invalid); "
+                 "value_hex is the raw bytes. Rules in spec/SEMANTICS.md, Sources.",
+        "cases": [{"value_hex": v.hex(), "outcome": o} for (v, o) in ENV],
+    }
 
-# Refinement keeps the shift of the first calibration.
-WITH_SHIFT = [(1_000_000_000, 2_445_405_696, 61), (1_000_000_000, 2_445_405_696, 62),
-              (1_000_000_000, 2_445_405_696, 97), (1_000_000_000, 1, 40), (0, 1, 3),
-              (1, 1 << 40, 0), (U64_MAX, 1, 65), (2_446_637_127, 1_000_491, 61),
-              # a refinement pushing mult past 2^63 (allowed) and past 2^64 (refused)
-              (1_000_000_000, 999_999_000, 62), (2_000_000_000, 999_999_000, 62),
-              (U64_MAX, U64_MAX, 63), (U64_MAX, U64_MAX, 64)]
-with_shift_cases = [{"out": str(o), "in": str(i), "shift": sh, "scale": scale_json(with_shift(o, i, sh))}
-                    for o, i, sh in WITH_SHIFT]
 
-print(json.dumps({
-    "about": "Fixed-point conversion vectors; rules in spec/SEMANTICS.md. Integers are decimal strings; null means not representable / does not fit in u64.",
-    "max_shift": MAX_SHIFT,
-    "frequencies": freqs,
-    "ratios": ratios,
-    "with_shift": with_shift_cases,
-}, indent=1))
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, data in [("line.json", line_vectors()), ("env.json", env_vectors())]:
+        with open(os.path.join(here, name), "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

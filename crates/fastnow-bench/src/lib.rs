@@ -151,21 +151,21 @@ pub fn clocks() -> Vec<Clock> {
             Kind::Fastnow,
             true,
             fastnow::Instant::now(),
-            || fastnow::Instant::now().ticks()
+            || fastnow::Instant::now().as_nanos()
         ),
         clock!(
             "fastnow MonotonicInstant::now",
             Kind::Fastnow,
             true,
             fastnow::MonotonicInstant::now(),
-            || fastnow::MonotonicInstant::now().ticks()
+            || fastnow::MonotonicInstant::now().as_nanos()
         ),
         clock!(
             "fastnow OrderedInstant::now",
             Kind::Fastnow,
             true,
             fastnow::OrderedInstant::now(),
-            || fastnow::OrderedInstant::now().ticks()
+            || fastnow::OrderedInstant::now().as_nanos()
         ),
         clock!(
             "fastnow unix_nanos",
@@ -179,7 +179,7 @@ pub fn clocks() -> Vec<Clock> {
             Kind::Fastnow,
             true,
             fastnow::recent(),
-            || fastnow::recent().ticks()
+            || fastnow::recent().as_nanos()
         ),
         clock!(
             "fastnow recent_unix_nanos",

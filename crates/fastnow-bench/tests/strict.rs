@@ -11,7 +11,7 @@ const CHECKS: u64 = 1_000_000;
 
 #[test]
 fn strictly_monotonic_across_threads_in_both_strategies() {
-    let monotonic: fn() -> u64 = || MonotonicInstant::now().ticks();
+    let monotonic: fn() -> u64 = || MonotonicInstant::now().as_nanos();
     let source = fastnow::clock_info().source;
 
     MonotonicInstant::__hold_high_water(true);
@@ -30,16 +30,16 @@ fn strictly_monotonic_across_threads_in_both_strategies() {
     let r = strict_cross_thread(monotonic, CHECKS);
     assert_eq!(r.violations, 0, "ordered strategy: {r:?}");
 
-    let r = strict_cross_thread(|| OrderedInstant::now().ticks(), CHECKS);
+    let r = strict_cross_thread(|| OrderedInstant::now().as_nanos(), CHECKS);
     assert_eq!(r.violations, 0, "OrderedInstant: {r:?}");
 }
 
 #[test]
 fn per_thread_never_backwards() {
     for read in [
-        (|| fastnow::Instant::now().ticks()) as fn() -> u64,
-        || OrderedInstant::now().ticks(),
-        || MonotonicInstant::now().ticks(),
+        (|| fastnow::Instant::now().as_nanos()) as fn() -> u64,
+        || OrderedInstant::now().as_nanos(),
+        || MonotonicInstant::now().as_nanos(),
     ] {
         assert_eq!(per_thread_backwards(read, 2, 1_000_000), 0);
     }

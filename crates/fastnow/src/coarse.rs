@@ -12,14 +12,23 @@
 //!   `recent_unix_nanos()` — never at load time — unless
 //!   [`set_auto_upkeep(false)`](set_auto_upkeep) was called first, or
 //!   explicitly with [`start_upkeep`]; [`stop_upkeep`] stops and joins it.
+//!   While it runs it also does the precise and wall tiers' state updates
+//!   (rate measurements, wall re-anchoring, the kernel clocksource check),
+//!   so no reader ever pays for them, and on Linux the kernel wakes it when
+//!   the system clock is set, so the wall tier follows a step within
+//!   milliseconds.
 //! - **[`refresh`]**: for event loops, the nginx pattern — refresh once per
 //!   loop iteration (after `epoll_wait` returns), and every `recent()` in
 //!   that iteration sees the same, cheap time.
 //!
-//! **Guarantees.** A cached value is a reading taken at the last refresh, so
-//! it is never ahead of the clock it caches. While upkeep runs, it is at most
-//! one resolution plus the upkeep thread's scheduling delay old (measured:
-//! see `BENCHMARKS.md`). The cached `Instant` never goes backwards (refreshes
+//! **Guarantees.** A cached value is a reading taken at a refresh, so it is
+//! never ahead of the clock it caches: a [`MonotonicInstant`] or
+//! [`OrderedInstant`] read after `recent()` returned (on any thread that
+//! observed it) is at least `recent()`. (A plain [`Instant`] read is not
+//! ordered after the load, so it can come out earlier by the CPU's
+//! speculation window.) While upkeep runs, a value is at most one
+//! resolution plus the upkeep thread's scheduling delay old (measured: see
+//! `BENCHMARKS.md`). The cached `Instant` never goes backwards (refreshes
 //! from several threads keep the largest). The cached Unix time follows the
 //! wall tier, so it moves back when the system clock is stepped back.
 //!
@@ -27,34 +36,53 @@
 //! values are those of the last `refresh()` — the first call in the process
 //! refreshes, so they are never zero or uninitialised — and they do not
 //! advance by themselves.
+//!
+//! **fork.** A child forked while upkeep runs in the parent has no upkeep
+//! thread (fork copies only the calling thread). Its first `recent()` or
+//! `recent_unix_nanos()` refreshes and starts a new one at the parent's
+//! resolution; until then [`upkeep_resolution`] says `None`.
+//!
+//! **Async-signal safety.** [`refresh`] may be called from a signal
+//! handler; so may [`recent`] and [`recent_unix_nanos`], except for their
+//! very first call in a process (or in a forked child whose parent ran
+//! upkeep), which may start the upkeep thread.
+//!
+//! [`Instant`]: crate::Instant
+//! [`MonotonicInstant`]: crate::MonotonicInstant
+//! [`OrderedInstant`]: crate::OrderedInstant
 
-use crate::precise::Instant;
+use crate::precise::{Instant, MonotonicInstant};
 use crate::wall;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 #[repr(align(128))]
 struct Cached(AtomicU64);
 
-static RECENT_TICKS: Cached = Cached(AtomicU64::new(0));
+static RECENT_NANOS: Cached = Cached(AtomicU64::new(0));
 static RECENT_UNIX: Cached = Cached(AtomicU64::new(0));
 
 /// The `Instant` of the last refresh: one atomic load.
 ///
 /// ```
-/// let t = fastnow::recent();
-/// assert!(t <= fastnow::Instant::now());
+/// use fastnow::{recent, MonotonicInstant, OrderedInstant};
+/// let cached = recent();
+/// // Never ahead of the ordered clocks read after it.
+/// assert!(cached <= OrderedInstant::now().as_unordered());
+/// assert!(cached <= MonotonicInstant::now().as_instant());
 /// ```
 #[inline]
 pub fn recent() -> Instant {
     #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::ticks() {
-        return Instant::from_ticks(t);
+    if let Some(t) = crate::mock::nanos() {
+        return Instant::from_nanos(t);
     }
-    let ticks = RECENT_TICKS.0.load(Ordering::Relaxed);
-    if ticks == 0 {
+    // Acquire: pairs with the refresh's Release, so readings taken after
+    // this load are ordered after the cached reading (see the module docs).
+    let nanos = RECENT_NANOS.0.load(Ordering::Acquire);
+    if nanos == 0 {
         return first_use();
     }
-    Instant::from_ticks(ticks)
+    Instant::from_nanos(nanos)
 }
 
 /// Unix nanoseconds of the last refresh: one atomic load.
@@ -69,10 +97,10 @@ pub fn recent_unix_nanos() -> u64 {
     if let Some(ns) = crate::mock::unix_nanos() {
         return ns;
     }
-    let ns = RECENT_UNIX.0.load(Ordering::Relaxed);
+    let ns = RECENT_UNIX.0.load(Ordering::Acquire);
     if ns == 0 {
         first_use();
-        return RECENT_UNIX.0.load(Ordering::Relaxed);
+        return RECENT_UNIX.0.load(Ordering::Acquire);
     }
     ns
 }
@@ -88,12 +116,21 @@ pub fn recent_unix_nanos() -> u64 {
 /// }
 /// ```
 pub fn refresh() -> Instant {
-    let now = Instant::now();
-    // Keep the largest: refreshes from several threads may carry counter
-    // readings taken in a slightly different order than they store them.
-    let prev = RECENT_TICKS.0.fetch_max(now.ticks(), Ordering::Relaxed);
-    RECENT_UNIX.0.store(wall::unix_nanos(), Ordering::Relaxed);
-    Instant::from_ticks(prev.max(now.ticks()))
+    #[cfg(feature = "mock")]
+    if let Some(t) = crate::mock::nanos() {
+        // A mock's time is its own: the cache is the process's.
+        return Instant::from_nanos(t);
+    }
+    // A MonotonicInstant reading, so that whatever reads the cache and then
+    // a MonotonicInstant gets a later one; keep the largest, as refreshes
+    // from several threads may store out of order.
+    let now = MonotonicInstant::now().as_nanos().max(1);
+    let prev = RECENT_NANOS.0.fetch_max(now, Ordering::Release);
+    // Never 0 (the "unset" value), even at the epoch.
+    RECENT_UNIX
+        .0
+        .store(wall::unix_nanos().max(1), Ordering::Release);
+    Instant::from_nanos(prev.max(now))
 }
 
 #[cold]
@@ -113,9 +150,12 @@ pub const DEFAULT_RESOLUTION: core::time::Duration = core::time::Duration::from_
 
 #[cfg(feature = "std")]
 mod upkeep {
-    use super::{refresh, DEFAULT_RESOLUTION};
-    use core::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
+    use super::{refresh, DEFAULT_RESOLUTION, RECENT_NANOS, RECENT_UNIX};
+    use crate::latch::WriterLock;
+    use crate::timekeeper::TK;
+    use core::cell::UnsafeCell;
+    use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
     use std::thread::JoinHandle;
     use std::time::Duration;
 
@@ -125,8 +165,32 @@ mod upkeep {
         resolution: Duration,
     }
 
-    static UPKEEP: Mutex<Option<Running>> = Mutex::new(None);
+    /// The running upkeep, behind a lock that a forked child can take over
+    /// (a `Mutex` held by a parent's thread at the fork would stay locked in
+    /// the child for ever).
+    struct Slot {
+        lock: WriterLock,
+        running: UnsafeCell<Option<Running>>,
+    }
+    // SAFETY: `running` is only touched while `lock` is held (see `with`),
+    // or in the fork child handler, when the child has a single thread.
+    unsafe impl Sync for Slot {}
+
+    static SLOT: Slot = Slot {
+        lock: WriterLock::new(),
+        running: UnsafeCell::new(None),
+    };
     static AUTO: AtomicBool = AtomicBool::new(true);
+    /// The resolution a forked child restarts upkeep at (0: none).
+    static RESTART_NS: AtomicU64 = AtomicU64::new(0);
+
+    fn with<T>(f: impl FnOnce(&mut Option<Running>) -> T) -> T {
+        SLOT.lock.lock();
+        // SAFETY: the lock is held, so this is the only reference.
+        let r = f(unsafe { &mut *SLOT.running.get() });
+        SLOT.lock.unlock();
+        r
+    }
 
     /// Why [`start_upkeep`] did not start a thread.
     #[derive(Debug)]
@@ -166,14 +230,9 @@ mod upkeep {
         }
     }
 
-    fn slot() -> std::sync::MutexGuard<'static, Option<Running>> {
-        // A panic while holding the lock cannot leave the Option inconsistent.
-        UPKEEP
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Starts the thread that refreshes the coarse tier every `resolution`.
+    /// Starts the thread that refreshes the coarse tier every `resolution`
+    /// and does the precise and wall tiers' state updates (see the module
+    /// docs). Not async-signal-safe.
     ///
     /// ```
     /// use std::time::Duration;
@@ -187,43 +246,69 @@ mod upkeep {
         if resolution.is_zero() {
             return Err(UpkeepError::ZeroResolution);
         }
-        let mut slot = slot();
-        if let Some(running) = slot.as_ref() {
-            return Err(UpkeepError::AlreadyRunning {
-                resolution: running.resolution,
+        #[cfg(unix)]
+        fork::register();
+        with(|slot| {
+            if let Some(running) = slot.as_ref() {
+                return Err(UpkeepError::AlreadyRunning {
+                    resolution: running.resolution,
+                });
+            }
+            refresh();
+            let stop = Arc::new(AtomicBool::new(false));
+            let thread_stop = stop.clone();
+            let thread = std::thread::Builder::new()
+                .name("fastnow-upkeep".into())
+                .spawn(move || run(resolution, &thread_stop))
+                .map_err(UpkeepError::Spawn)?;
+            TK.set_upkeep(true);
+            RUNNING_NS.store(
+                u64::try_from(resolution.as_nanos()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
+            *slot = Some(Running {
+                thread,
+                stop,
+                resolution,
             });
+            Ok(())
+        })
+    }
+
+    fn run(resolution: Duration, stop: &AtomicBool) {
+        let resolution_ns = u64::try_from(resolution.as_nanos()).unwrap_or(u64::MAX);
+        let mut wake = ClockWatch::new();
+        let mut clock_was_set = false;
+        while !stop.load(Ordering::Acquire) {
+            refresh();
+            let next_turn = TK.upkeep_turn(clock_was_set);
+            if clock_was_set {
+                refresh(); // the cached Unix time follows the step at once
+            }
+            let now = crate::os::monotonic_nanos();
+            // At most 50 ms at a time, so that stop_upkeep returns promptly.
+            let sleep = resolution_ns
+                .min(next_turn.saturating_sub(now))
+                .min(50_000_000);
+            clock_was_set = wake.sleep(Duration::from_nanos(sleep));
         }
-        refresh();
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread_stop = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("fastnow-upkeep".into())
-            .spawn(move || {
-                while !thread_stop.load(Ordering::Acquire) {
-                    refresh();
-                    std::thread::park_timeout(resolution);
-                }
-            })
-            .map_err(UpkeepError::Spawn)?;
-        *slot = Some(Running {
-            thread,
-            stop,
-            resolution,
-        });
-        Ok(())
     }
 
     /// Stops the upkeep thread and waits for it to exit; `false` if none ran.
-    /// The cached values then stay as last refreshed.
+    /// The cached values then stay as last refreshed, and readers do the
+    /// state updates again. Not async-signal-safe.
     pub fn stop_upkeep() -> bool {
-        let running = slot().take();
-        match running {
+        match with(|slot| {
+            RUNNING_NS.store(0, Ordering::Relaxed);
+            slot.take()
+        }) {
             Some(r) => {
                 r.stop.store(true, Ordering::Release);
                 r.thread.thread().unpark();
                 // The thread only refreshes and sleeps; it cannot panic short
                 // of an abort, so a join error is not expected.
                 let _ = r.thread.join();
+                TK.set_upkeep(false);
                 true
             }
             None => false,
@@ -232,21 +317,177 @@ mod upkeep {
 
     /// The running upkeep's resolution, if one runs.
     pub fn upkeep_resolution() -> Option<Duration> {
-        slot().as_ref().map(|r| r.resolution)
+        with(|slot| slot.as_ref().map(|r| r.resolution))
     }
 
     /// Whether the first `recent()` starts upkeep at the default 1 ms
     /// resolution (default `true`). Event loops that call [`refresh`]
     /// themselves turn it off before their first `recent()`.
+    ///
+    /// [`refresh`]: crate::refresh
     pub fn set_auto_upkeep(enabled: bool) {
         AUTO.store(enabled, Ordering::Relaxed);
     }
 
     pub(super) fn auto_start() {
-        if AUTO.swap(false, Ordering::Relaxed) {
+        let restart = RESTART_NS.swap(0, Ordering::Relaxed);
+        if restart != 0 {
+            let _ = start_upkeep(Duration::from_nanos(restart));
+        } else if AUTO.swap(false, Ordering::Relaxed) {
             // Already running (started explicitly) is fine; a spawn failure
             // leaves the documented no-upkeep behaviour.
             let _ = start_upkeep(DEFAULT_RESOLUTION);
+        }
+    }
+
+    /// The running upkeep's resolution, mirrored where a fork handler can
+    /// read it without the slot (0: none).
+    static RUNNING_NS: AtomicU64 = AtomicU64::new(0);
+
+    /// After `fork()`, in the child: the upkeep thread was not copied. The
+    /// slot's handle means nothing here: forget it, zero the cache so the next
+    /// `recent()` refreshes and restarts upkeep at the same resolution, and
+    /// let readers do the state updates meanwhile.
+    #[cfg(unix)]
+    mod fork {
+        use super::{RECENT_NANOS, RECENT_UNIX, RESTART_NS, RUNNING_NS, SLOT, TK};
+        use core::sync::atomic::{AtomicBool, Ordering};
+
+        /// Registers the child handler once, when upkeep first starts: only
+        /// a running upkeep needs fixing up in a child.
+        pub(super) fn register() {
+            static DONE: AtomicBool = AtomicBool::new(false);
+            if !DONE.swap(true, Ordering::AcqRel) {
+                // SAFETY: `child` is a valid `extern "C" fn()` for the life
+                // of the process; no prepare or parent handler is needed.
+                unsafe { libc::pthread_atfork(None, None, Some(child)) };
+            }
+        }
+
+        extern "C" fn child() {
+            let running = RUNNING_NS.swap(0, Ordering::Relaxed);
+            if running == 0 {
+                return;
+            }
+            // SAFETY: the child of a fork has exactly one thread, this one,
+            // so nothing else can touch the slot. Its value may be half
+            // written (a parent thread held the lock at the fork), so it is
+            // overwritten without being read or dropped: the handle and the
+            // Arc are leaked, which is all a child can do with them.
+            unsafe { core::ptr::write(SLOT.running.get(), None) };
+            SLOT.lock.unlock();
+            TK.set_upkeep(false);
+            RESTART_NS.store(running, Ordering::Relaxed);
+            RECENT_NANOS.0.store(0, Ordering::Release);
+            RECENT_UNIX.0.store(0, Ordering::Release);
+        }
+    }
+
+    /// Sleeps until a deadline, or until the kernel says the system clock was
+    /// set (Linux: a `timerfd` armed with `TFD_TIMER_CANCEL_ON_SET`, whose
+    /// read fails with `ECANCELED` when `CLOCK_REALTIME` is set).
+    struct ClockWatch {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        fd: Option<i32>,
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    impl ClockWatch {
+        fn new() -> ClockWatch {
+            // SAFETY: timerfd_create has no memory arguments.
+            let fd = unsafe {
+                libc::timerfd_create(libc::CLOCK_REALTIME, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            };
+            let mut watch = ClockWatch {
+                fd: (fd >= 0).then_some(fd),
+            };
+            watch.arm();
+            watch
+        }
+
+        /// Arms the timer far in the future: it never expires, it only
+        /// reports clock changes.
+        fn arm(&mut self) {
+            let Some(fd) = self.fd else { return };
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: libc::timespec {
+                    tv_sec: i32::MAX as libc::time_t,
+                    tv_nsec: 0,
+                },
+            };
+            // SAFETY: `spec` is a valid itimerspec; the old value is not asked for.
+            let rc = unsafe {
+                libc::timerfd_settime(
+                    fd,
+                    libc::TFD_TIMER_ABSTIME | libc::TFD_TIMER_CANCEL_ON_SET,
+                    &spec,
+                    core::ptr::null_mut(),
+                )
+            };
+            if rc != 0 {
+                // Without the notification, steps are followed at the next
+                // resync, as without upkeep.
+                self.close();
+            }
+        }
+
+        fn close(&mut self) {
+            if let Some(fd) = self.fd.take() {
+                crate::os::file::close(fd);
+            }
+        }
+
+        /// Sleeps up to `d`; whether the system clock was set meanwhile.
+        fn sleep(&mut self, d: Duration) -> bool {
+            let Some(fd) = self.fd else {
+                std::thread::park_timeout(d);
+                return false;
+            };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ts = libc::timespec {
+                tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: one valid pollfd; the timeout is a valid timespec; no
+            // signal mask change.
+            let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, core::ptr::null()) };
+            if n <= 0 || pfd.revents & libc::POLLIN == 0 {
+                return false;
+            }
+            let mut expirations = 0u64;
+            // SAFETY: reads 8 bytes into a live u64, as timerfd requires.
+            unsafe { libc::read(fd, (&mut expirations as *mut u64).cast(), 8) };
+            // The read failed with ECANCELED (the clock was set), which also
+            // disarmed the timer: arm it again.
+            self.arm();
+            true
+        }
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    impl Drop for ClockWatch {
+        fn drop(&mut self) {
+            self.close();
+        }
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    impl ClockWatch {
+        fn new() -> ClockWatch {
+            ClockWatch {}
+        }
+
+        fn sleep(&mut self, d: Duration) -> bool {
+            std::thread::park_timeout(d);
+            false
         }
     }
 }

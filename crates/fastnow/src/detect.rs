@@ -1,5 +1,6 @@
-//! Deciding, once per process, which source the precise clocks read, and
-//! telling the caller why.
+//! Deciding which source the precise clocks read, and telling the caller
+//! why — at the first reading, and again whenever the kernel changes its
+//! mind.
 //!
 //! The counter is used when the hardware has one, it ticks at a constant rate
 //! (x86: the invariant-TSC bit), reading it does not fault in this process,
@@ -8,31 +9,34 @@
 //! CPUs agree and keeps watching them; when it finds them unreliable (an old
 //! CPU, a VM migrated between hosts, a broken BIOS) it switches to another
 //! clocksource. Following its verdict means fastnow never trusts a counter
-//! the kernel distrusts. Everything else falls back to the OS clock, and
-//! [`clock_info`] says which rule decided.
+//! the kernel distrusts — and the timekeeper asks again every second, so a
+//! counter the kernel demotes at run time is dropped within a second (see
+//! [`KernelVerdict`] and `timekeeper`). When the verdict cannot be read at
+//! all (a container that masks `/sys`), the counter is *not* used: unknown
+//! is not verified. Everything else falls back to the OS clock, and
+//! [`clock_info`](crate::clock_info) says which rule decided.
 //!
-//! The `FASTNOW_CLOCK` environment variable (read once, with the `std`
-//! feature) overrides the decision: `counter` uses the counter whenever the
-//! hardware has a readable one, skipping the invariance and clocksource
-//! checks; `os` always uses the OS clock. Any other non-empty value is
-//! ignored and reported as [`EnvOverride::Invalid`]; the library never prints.
+//! The `FASTNOW_CLOCK` environment variable overrides the decision:
+//! `counter` uses the counter whenever the hardware has a readable one,
+//! skipping the invariance and clocksource checks (and the run-time re-check);
+//! `os` always uses the OS clock. Any other non-empty value is ignored and
+//! reported as [`EnvOverride::Invalid`]; the library never prints. The
+//! accepted spellings are pinned down by `spec/vectors/env.json`, which the
+//! Go module reads too.
+//!
+//! Everything here runs without allocating or locking, because the first
+//! reading of a process may happen inside a signal handler.
 
 use crate::arch::{self, Probe};
-use crate::{calibrate, precise};
-use core::cell::UnsafeCell;
 use core::fmt;
-use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicU8, Ordering};
-use core::time::Duration;
 
 /// Which clock the precise tier reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Source {
     /// The architectural counter (`RDTSC`, `CNTVCT_EL0`), converted with a
-    /// calibrated fixed-point scale.
+    /// calibrated fixed-point line.
     Counter,
-    /// The operating system's monotonic clock (`CLOCK_MONOTONIC`); ticks are
-    /// nanoseconds.
+    /// The operating system's monotonic clock (`CLOCK_MONOTONIC`).
     Os,
 }
 
@@ -45,12 +49,13 @@ pub enum FreqOrigin {
     Hypervisor,
     /// The architecture's frequency register (`CNTFRQ_EL0`).
     ArchRegister,
-    /// Measured against `CLOCK_MONOTONIC` over [`ClockInfo::calibration_baseline`].
+    /// Measured against `CLOCK_MONOTONIC` over
+    /// [`ClockInfo::calibration_baseline`](crate::ClockInfo::calibration_baseline).
     Measured,
     /// The OS clock counts nanoseconds; nothing to calibrate.
     Os,
-    /// The counter will be calibrated at the first conversion (nothing has
-    /// needed one yet).
+    /// The counter is not in use yet: the first millisecond of a process
+    /// reads the OS clock while the counter's rate is measured.
     Pending,
 }
 
@@ -64,12 +69,18 @@ pub enum Fallback {
     /// The kernel's current clocksource is not the counter: it found the
     /// counter unreliable, or was configured otherwise.
     KernelClocksource(Clocksource),
+    /// The kernel's current clocksource could not be read (a container or
+    /// sandbox that hides `/sys`), so nothing vouches for the counter.
+    ClocksourceUnknown,
     /// Reading the counter would fault in this process (x86:
     /// `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`), or it is not set up (aarch64:
     /// `CNTFRQ_EL0` is zero).
     Disabled,
     /// The counter did not advance between two reads during detection.
     Stalled,
+    /// The counter is slower than the fixed point of the conversion allows
+    /// (1 GHz on x86_64, about 1 MHz elsewhere; see [`Line`](crate::Line)).
+    TooSlow,
     /// `FASTNOW_CLOCK=os`.
     Forced,
 }
@@ -77,7 +88,7 @@ pub enum Fallback {
 /// What `FASTNOW_CLOCK` said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EnvOverride {
-    /// Not set, empty, or not read (built without `std`).
+    /// Not set, empty, or only white space.
     Unset,
     /// `FASTNOW_CLOCK=counter`: use the counter whenever one is readable.
     Counter,
@@ -88,9 +99,26 @@ pub enum EnvOverride {
 }
 
 impl EnvOverride {
-    /// Interprets a `FASTNOW_CLOCK` value (surrounding white space and case ignored).
+    /// Interprets a `FASTNOW_CLOCK` value: ASCII white space (space, tab, line
+    /// feed, vertical tab, form feed, carriage return) around it and ASCII
+    /// case are ignored; nothing else is (`spec/vectors/env.json`).
+    ///
+    /// ```
+    /// use fastnow::EnvOverride;
+    /// assert_eq!(EnvOverride::parse(b" Counter\n"), EnvOverride::Counter);
+    /// assert_eq!(EnvOverride::parse(b"os\x0b"), EnvOverride::Os);
+    /// assert_eq!(EnvOverride::parse("\u{a0}os".as_bytes()), EnvOverride::Invalid);
+    /// ```
     pub fn parse(value: &[u8]) -> EnvOverride {
-        let v = value.trim_ascii();
+        const fn space(b: u8) -> bool {
+            matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+        }
+        let start = value.iter().position(|&b| !space(b)).unwrap_or(value.len());
+        let end = value
+            .iter()
+            .rposition(|&b| !space(b))
+            .map_or(start, |i| i + 1);
+        let v = &value[start..end];
         if v.is_empty() {
             EnvOverride::Unset
         } else if v.eq_ignore_ascii_case(b"counter") {
@@ -106,16 +134,18 @@ impl EnvOverride {
 /// Which strategy [`MonotonicInstant`](crate::MonotonicInstant) uses now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MonotonicMode {
-    /// A bare counter read raised to a shared high-water mark (one atomic
-    /// compare-and-swap). Chosen at start where it is the cheaper strategy
-    /// (cores whose compare-and-swap overlaps the counter read, such as AMD
-    /// Zen).
+    /// A plain reading raised to a shared high-water mark (one atomic
+    /// compare-and-swap). Chosen at its first reading where it is the cheaper
+    /// strategy (cores whose compare-and-swap overlaps the counter read, such
+    /// as AMD Zen).
     HighWater,
     /// An ordered counter read (or the OS clock); no shared writes, so it
-    /// scales to any number of threads. Chosen at start where it is the
-    /// cheaper strategy (Intel cores), and for good once the high-water mark
-    /// is seen contended.
+    /// scales to any number of threads. Chosen at its first reading where it
+    /// is the cheaper strategy (Intel cores), and for good once the
+    /// high-water mark is seen contended.
     Ordered,
+    /// No `MonotonicInstant` has been read yet; the first reading times both.
+    Undecided,
 }
 
 /// The name of a Linux clocksource, as read from sysfs (at most 24 bytes).
@@ -142,6 +172,17 @@ impl Clocksource {
     pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("?")
     }
+
+    /// Whether `raw` looks like what the kernel writes there: a name of
+    /// lower-case letters, digits, `-` and `_`, then a line feed.
+    fn plausible(raw: &[u8]) -> bool {
+        let name = raw.strip_suffix(b"\n").unwrap_or(raw);
+        !name.is_empty()
+            && name.len() <= 24
+            && name
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    }
 }
 
 impl fmt::Debug for Clocksource {
@@ -167,96 +208,115 @@ impl fmt::Display for Fallback {
                 f,
                 "the kernel's clocksource is {cs}, not the counter (set FASTNOW_CLOCK=counter to override)"
             ),
+            Fallback::ClocksourceUnknown => f.write_str(
+                "the kernel's clocksource could not be read, so nothing vouches for the counter \
+                 (set FASTNOW_CLOCK=counter to use it anyway)",
+            ),
             Fallback::Disabled => f.write_str("the counter cannot be read in this process"),
             Fallback::Stalled => f.write_str("the counter did not advance"),
+            Fallback::TooSlow => {
+                f.write_str("the counter is too slow for fastnow's fixed-point conversion")
+            }
             Fallback::Forced => f.write_str("FASTNOW_CLOCK=os"),
         }
     }
 }
 
-/// Everything fastnow decided about the precise clocks, for logs and reports.
-///
-/// ```
-/// let info = fastnow::clock_info();
-/// println!("{info}");
-/// if let Some(why) = info.fallback {
-///     eprintln!("fastnow uses the OS clock: {why}");
-/// }
-/// ```
+/// What the kernel says about the counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KernelVerdict {
+    /// No kernel verdict exists on this platform (not Linux x86, or no
+    /// file system access): the hardware's word is all there is.
+    NotApplicable,
+    /// The kernel's clocksource is this; it vouches for the counter when it
+    /// is the counter's own name.
+    Clocksource(Clocksource),
+    /// There should be a verdict, but it could not be read.
+    Unreadable,
+}
+
+impl KernelVerdict {
+    /// The fallback this verdict calls for, if any.
+    fn fallback(self) -> Option<Fallback> {
+        match (self, KERNEL_NAME_OF_COUNTER) {
+            (KernelVerdict::Clocksource(cs), Some(name)) if cs.as_str() != name => {
+                Some(Fallback::KernelClocksource(cs))
+            }
+            (KernelVerdict::Unreadable, _) => Some(Fallback::ClocksourceUnknown),
+            _ => None,
+        }
+    }
+
+    fn clocksource(self) -> Option<Clocksource> {
+        match self {
+            KernelVerdict::Clocksource(cs) => Some(cs),
+            _ => None,
+        }
+    }
+}
+
+/// The kernel's name for the counter when it uses it as its clocksource,
+/// where the kernel's verdict is checked: Linux on x86_64. aarch64 is not
+/// checked: its counter is architecturally shared by all cores (and under
+/// qemu-user sysfs describes the host, not the emulated machine).
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("tsc");
+#[cfg(not(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+)))]
+const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
+
+const CLOCKSOURCE_PATH: &core::ffi::CStr =
+    c"/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+/// Reads the kernel's verdict, keeping the file open in `fd` between calls
+/// (one `pread` each time, about a microsecond). The descriptor is reopened
+/// when reading fails or returns something that is not a clocksource name:
+/// a program may close every descriptor it did not open (daemons do), and
+/// the number may then belong to another file.
+pub(crate) fn kernel_verdict(fd: &mut Option<i32>) -> KernelVerdict {
+    if KERNEL_NAME_OF_COUNTER.is_none() {
+        return KernelVerdict::NotApplicable;
+    }
+    read_verdict(fd)
+}
+
+#[cfg(unix)]
+fn read_verdict(fd: &mut Option<i32>) -> KernelVerdict {
+    use crate::os::file;
+    let mut buf = [0u8; 32];
+    for reopen in [false, true] {
+        if reopen {
+            if let Some(old) = fd.take() {
+                file::close(old);
+            }
+        }
+        if fd.is_none() {
+            *fd = file::open(CLOCKSOURCE_PATH);
+        }
+        let Some(open) = *fd else {
+            return KernelVerdict::Unreadable;
+        };
+        if let Some(n) = file::read_at_start(open, &mut buf) {
+            if Clocksource::plausible(&buf[..n]) {
+                return KernelVerdict::Clocksource(Clocksource::new(&buf[..n]));
+            }
+        }
+    }
+    KernelVerdict::Unreadable
+}
+
+#[cfg(not(unix))]
+fn read_verdict(_fd: &mut Option<i32>) -> KernelVerdict {
+    KernelVerdict::NotApplicable
+}
+
+/// The outcome of detection.
 #[derive(Clone, Copy, Debug)]
-pub struct ClockInfo {
-    /// The source the precise clocks read.
-    pub source: Source,
-    /// The hardware counter's name, if the target has one (even when unused).
-    pub counter: Option<&'static str>,
-    /// The instruction sequence behind `OrderedInstant` (and ordered
-    /// `MonotonicInstant` reads) when the counter is in use.
-    pub ordered_read: &'static str,
-    /// Ticks per second in use for conversions (1e9 for the OS clock; 0
-    /// while calibration is pending).
-    pub freq_hz: u64,
-    /// How `freq_hz` was obtained.
-    pub freq_origin: FreqOrigin,
-    /// The frequency the hardware published, if any (before refinement).
-    pub published_freq_hz: Option<u64>,
-    /// The interval of `CLOCK_MONOTONIC` that `freq_hz` was measured over
-    /// (zero unless `freq_origin` is `Measured`).
-    pub calibration_baseline: Duration,
-    /// Time spent waiting during the first calibration (zero when the
-    /// first conversion came late enough, or the frequency was published).
-    pub calibration_time: Duration,
-    /// How many times the frequency was refined since start-up.
-    pub refinements: u32,
-    /// Why the OS clock is used, when it is.
-    pub fallback: Option<Fallback>,
-    /// What `FASTNOW_CLOCK` said.
-    pub env_override: EnvOverride,
-    /// The kernel's current clocksource (Linux with `std` only).
-    pub kernel_clocksource: Option<Clocksource>,
-    /// Whether the counter is invariant.
-    pub invariant: bool,
-    /// The current `MonotonicInstant` strategy.
-    pub monotonic_mode: MonotonicMode,
-    hypervisor: Option<[u8; 12]>,
-}
-
-impl ClockInfo {
-    /// The hypervisor's vendor signature (e.g. `"KVMKVMKVM"`), when it reports one.
-    pub fn hypervisor(&self) -> Option<&str> {
-        let sig = self.hypervisor.as_ref()?;
-        let end = sig.iter().position(|&b| b == 0).unwrap_or(sig.len());
-        core::str::from_utf8(&sig[..end]).ok()
-    }
-}
-
-impl fmt::Display for ClockInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.source {
-            Source::Counter => write!(
-                f,
-                "counter {} at {} Hz ({:?}",
-                self.counter.unwrap_or("?"),
-                self.freq_hz,
-                self.freq_origin
-            )?,
-            Source::Os => write!(f, "OS clock (CLOCK_MONOTONIC")?,
-        }
-        if self.calibration_baseline > Duration::ZERO {
-            write!(f, " over {:?}", self.calibration_baseline)?;
-        }
-        f.write_str(")")?;
-        if let Some(why) = self.fallback {
-            write!(f, "; fallback: {why}")?;
-        }
-        if self.env_override == EnvOverride::Invalid {
-            f.write_str("; FASTNOW_CLOCK ignored (valid values: counter, os)")?;
-        }
-        Ok(())
-    }
-}
-
-/// The outcome of detection: immutable once published.
-#[derive(Clone, Copy)]
 pub(crate) struct Decision {
     pub probe: Probe,
     pub clocksource: Option<Clocksource>,
@@ -264,12 +324,28 @@ pub(crate) struct Decision {
     pub fallback: Option<Fallback>,
 }
 
+impl Decision {
+    /// Whether the run-time re-check of the kernel's verdict applies: the
+    /// counter is in use because the kernel vouched for it (not by override).
+    pub(crate) fn follows_kernel(&self) -> bool {
+        self.fallback.is_none()
+            && self.env != EnvOverride::Counter
+            && KERNEL_NAME_OF_COUNTER.is_some()
+    }
+
+    /// The fallback a fresh kernel verdict calls for, if the counter is in use
+    /// because the kernel vouched for it.
+    pub(crate) fn recheck(&self, verdict: KernelVerdict) -> Option<Fallback> {
+        if self.follows_kernel() {
+            verdict.fallback()
+        } else {
+            None
+        }
+    }
+}
+
 /// Decides the source from what was observed. Pure, so every rule is tested.
-pub(crate) fn decide(
-    probe: &Probe,
-    clocksource: Option<Clocksource>,
-    env: EnvOverride,
-) -> Option<Fallback> {
+pub(crate) fn decide(probe: &Probe, verdict: KernelVerdict, env: EnvOverride) -> Option<Fallback> {
     if env == EnvOverride::Os {
         return Some(Fallback::Forced);
     }
@@ -285,80 +361,29 @@ pub(crate) fn decide(
     if !probe.invariant {
         return Some(Fallback::NotInvariant);
     }
-    if let (Some(cs), Some(expected)) = (clocksource, KERNEL_NAME_OF_COUNTER) {
-        if cs.as_str() != expected {
-            return Some(Fallback::KernelClocksource(cs));
-        }
-    }
-    None
+    verdict.fallback()
 }
 
-/// The kernel's name for the counter when it uses it as the clocksource.
-/// aarch64 is not checked: its counter is architecturally shared by all cores,
-/// and under qemu-user sysfs describes the host, not the emulated machine.
-#[cfg(target_arch = "x86_64")]
-const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("tsc");
-#[cfg(not(target_arch = "x86_64"))]
-const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
-
-// Detection state. The precise tier's hot path reads only `STATE`.
-pub(crate) const UNDECIDED: u8 = 0;
-const DECIDING: u8 = 1;
-/// The counter, ordered reads with the backend's first instruction.
-pub(crate) const COUNTER: u8 = 2;
-/// The counter, ordered reads with the backend's alternative instruction.
-pub(crate) const COUNTER_ALT: u8 = 3;
-pub(crate) const OS: u8 = 4;
-
-pub(crate) static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
-
-struct DecisionCell(UnsafeCell<MaybeUninit<Decision>>);
-// SAFETY: the cell is written exactly once, by the thread that moved STATE
-// from UNDECIDED to DECIDING, before it publishes a final state with Release;
-// it is read only after an Acquire load of STATE saw a final state. So every
-// read happens after the write and no write races with a read.
-unsafe impl Sync for DecisionCell {}
-static DECISION: DecisionCell = DecisionCell(UnsafeCell::new(MaybeUninit::uninit()));
-
-/// Runs detection if no thread has; returns the final state.
-#[cold]
-#[inline(never)]
-pub(crate) fn ensure_decided() -> u8 {
-    loop {
-        match STATE.compare_exchange(UNDECIDED, DECIDING, Ordering::Acquire, Ordering::Acquire) {
-            Ok(_) => return run_detection(),
-            Err(DECIDING) => crate::calibrate::pause(),
-            Err(state) => return state,
-        }
-    }
-}
-
-fn run_detection() -> u8 {
+/// Observes this machine and decides. Allocates nothing and takes no lock.
+/// `fd` receives the open clocksource file for later re-checks.
+pub(crate) fn observe(fd: &mut Option<i32>) -> Decision {
     let probe = arch::probe();
-    let clocksource = read_clocksource();
     let env = read_env();
-    let mut fallback = decide(&probe, clocksource, env);
+    let verdict = if probe.counter.is_some() {
+        kernel_verdict(fd)
+    } else {
+        KernelVerdict::NotApplicable
+    };
+    let mut fallback = decide(&probe, verdict, env);
     if fallback.is_none() && !counter_advances() {
         fallback = Some(Fallback::Stalled);
     }
-    let decision = Decision {
+    Decision {
         probe,
-        clocksource,
+        clocksource: verdict.clocksource(),
         env,
         fallback,
-    };
-    // SAFETY: this thread won the UNDECIDED -> DECIDING exchange, so it is the
-    // only writer, and no reader looks before the Release store below.
-    unsafe { (*DECISION.0.get()).write(decision) };
-    let state = match fallback {
-        Some(_) => OS,
-        None if probe.use_alt => COUNTER_ALT,
-        None => COUNTER,
-    };
-    calibrate::start(&decision, state);
-    precise::start(state);
-    STATE.store(state, Ordering::Release);
-    state
+    }
 }
 
 /// A counter that never moves (a broken hypervisor, a frozen emulator) would
@@ -374,75 +399,10 @@ fn counter_advances() -> bool {
     false
 }
 
-/// The published decision; runs detection first if needed.
-pub(crate) fn decision() -> &'static Decision {
-    if STATE.load(Ordering::Acquire) <= DECIDING {
-        ensure_decided();
-    }
-    // Re-load with Acquire so this thread synchronises with the writer even
-    // when `ensure_decided` returned because another thread finished first.
-    debug_assert!(STATE.load(Ordering::Acquire) > DECIDING);
-    // SAFETY: STATE is final (loaded with Acquire above), so the cell was
-    // written and the write happens-before this read.
-    unsafe { (*DECISION.0.get()).assume_init_ref() }
-}
-
-/// A snapshot of the precise tier's configuration and calibration.
-///
-/// Runs detection if nothing has read the clock yet. Cheap (a few atomic
-/// loads), but not meant for the hot path.
-pub fn clock_info() -> ClockInfo {
-    let d = decision();
-    let counter = d.fallback.is_none();
-    let cal = calibrate::snapshot();
-    ClockInfo {
-        source: if counter { Source::Counter } else { Source::Os },
-        counter: d.probe.counter,
-        ordered_read: if !counter {
-            "clock_gettime(CLOCK_MONOTONIC)"
-        } else if d.probe.use_alt {
-            d.probe.ordered_read_alt
-        } else {
-            d.probe.ordered_read
-        },
-        freq_hz: cal.freq_hz,
-        freq_origin: cal.origin,
-        published_freq_hz: d.probe.freq.map(|(hz, _)| hz),
-        calibration_baseline: Duration::from_nanos(cal.baseline_ns),
-        calibration_time: Duration::from_nanos(cal.init_wait_ns),
-        refinements: cal.refinements,
-        fallback: d.fallback,
-        env_override: d.env,
-        kernel_clocksource: d.clocksource,
-        invariant: d.probe.invariant,
-        monotonic_mode: precise::monotonic_mode(),
-        hypervisor: d.probe.hypervisor,
-    }
-}
-
-#[cfg(feature = "std")]
 fn read_env() -> EnvOverride {
-    match std::env::var_os("FASTNOW_CLOCK") {
-        Some(v) => EnvOverride::parse(v.as_encoded_bytes()),
-        None => EnvOverride::Unset,
-    }
-}
-
-#[cfg(not(feature = "std"))]
-fn read_env() -> EnvOverride {
-    EnvOverride::Unset
-}
-
-#[cfg(all(feature = "std", any(target_os = "linux", target_os = "android")))]
-fn read_clocksource() -> Option<Clocksource> {
-    std::fs::read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-        .ok()
-        .map(|raw| Clocksource::new(&raw))
-}
-
-#[cfg(not(all(feature = "std", any(target_os = "linux", target_os = "android"))))]
-fn read_clocksource() -> Option<Clocksource> {
-    None
+    crate::os::with_env(c"FASTNOW_CLOCK", |value| {
+        value.map_or(EnvOverride::Unset, EnvOverride::parse)
+    })
 }
 
 #[cfg(test)]
@@ -462,46 +422,43 @@ mod tests {
         }
     }
 
-    fn cs(name: &str) -> Option<Clocksource> {
-        Some(Clocksource::new(name.as_bytes()))
-    }
-
-    #[test]
-    fn env_values_parse() {
-        assert_eq!(EnvOverride::parse(b""), EnvOverride::Unset);
-        assert_eq!(EnvOverride::parse(b"  "), EnvOverride::Unset);
-        assert_eq!(EnvOverride::parse(b"counter"), EnvOverride::Counter);
-        assert_eq!(EnvOverride::parse(b" Counter\n"), EnvOverride::Counter);
-        assert_eq!(EnvOverride::parse(b"OS"), EnvOverride::Os);
-        assert_eq!(EnvOverride::parse(b"tsc"), EnvOverride::Invalid);
-        assert_eq!(EnvOverride::parse(b"os2"), EnvOverride::Invalid);
+    fn cs(name: &str) -> KernelVerdict {
+        KernelVerdict::Clocksource(Clocksource::new(name.as_bytes()))
     }
 
     #[test]
     fn rules_in_order() {
         let good = probe(true, false);
-        let expected_cs = KERNEL_NAME_OF_COUNTER.unwrap_or("anything");
-        assert_eq!(decide(&good, cs(expected_cs), EnvOverride::Unset), None);
-        assert_eq!(decide(&good, None, EnvOverride::Unset), None);
-        assert_eq!(decide(&good, None, EnvOverride::Invalid), None);
-        assert_eq!(decide(&good, None, EnvOverride::Os), Some(Fallback::Forced));
+        let na = KernelVerdict::NotApplicable;
+        let expected = cs(KERNEL_NAME_OF_COUNTER.unwrap_or("anything"));
+        assert_eq!(decide(&good, expected, EnvOverride::Unset), None);
+        assert_eq!(decide(&good, na, EnvOverride::Unset), None);
+        assert_eq!(decide(&good, na, EnvOverride::Invalid), None);
+        assert_eq!(decide(&good, na, EnvOverride::Os), Some(Fallback::Forced));
         assert_eq!(
-            decide(&probe(false, false), None, EnvOverride::Unset),
+            decide(&probe(false, false), na, EnvOverride::Unset),
             Some(Fallback::NotInvariant)
         );
+        assert_eq!(decide(&probe(false, false), na, EnvOverride::Counter), None);
         assert_eq!(
-            decide(&probe(false, false), None, EnvOverride::Counter),
-            None
-        );
-        assert_eq!(
-            decide(&probe(true, true), None, EnvOverride::Counter),
+            decide(&probe(true, true), na, EnvOverride::Counter),
             Some(Fallback::Disabled)
         );
         let mut none = good;
         none.counter = None;
         assert_eq!(
-            decide(&none, None, EnvOverride::Counter),
+            decide(&none, na, EnvOverride::Counter),
             Some(Fallback::NoCounter)
+        );
+        // Unknown is not verified: a verdict that cannot be read falls back,
+        // unless the caller forces the counter.
+        assert_eq!(
+            decide(&good, KernelVerdict::Unreadable, EnvOverride::Unset),
+            Some(Fallback::ClocksourceUnknown)
+        );
+        assert_eq!(
+            decide(&good, KernelVerdict::Unreadable, EnvOverride::Counter),
+            None
         );
         if KERNEL_NAME_OF_COUNTER.is_some() {
             assert_eq!(
@@ -513,9 +470,40 @@ mod tests {
     }
 
     #[test]
-    fn clocksource_name_is_trimmed_and_bounded() {
+    fn recheck_applies_only_when_the_kernel_vouched() {
+        let kernel = Decision {
+            probe: probe(true, false),
+            clocksource: None,
+            env: EnvOverride::Unset,
+            fallback: None,
+        };
+        let forced = Decision {
+            env: EnvOverride::Counter,
+            ..kernel
+        };
+        if KERNEL_NAME_OF_COUNTER.is_some() {
+            assert_eq!(
+                kernel.recheck(cs("hpet")),
+                Some(Fallback::KernelClocksource(Clocksource::new(b"hpet")))
+            );
+            assert_eq!(
+                kernel.recheck(KernelVerdict::Unreadable),
+                Some(Fallback::ClocksourceUnknown)
+            );
+            assert_eq!(kernel.recheck(cs("tsc")), None);
+        }
+        assert_eq!(forced.recheck(cs("hpet")), None);
+    }
+
+    #[test]
+    fn clocksource_name_is_trimmed_bounded_and_checked() {
         assert_eq!(Clocksource::new(b"tsc\n").as_str(), "tsc");
         let long = Clocksource::new(b"a-very-long-clocksource-name-indeed");
         assert_eq!(long.as_str().len(), 24);
+        assert!(Clocksource::plausible(b"kvm-clock\n"));
+        assert!(Clocksource::plausible(b"arch_sys_counter\n"));
+        assert!(!Clocksource::plausible(b""));
+        assert!(!Clocksource::plausible(b"\x7fELF\x02\x01"));
+        assert!(!Clocksource::plausible(b"Hello world\n"));
     }
 }

@@ -55,24 +55,24 @@ mod arch;
 mod calibrate;
 mod coarse;
 mod detect;
+mod latch;
 #[cfg(feature = "mock")]
 pub mod mock;
 mod os;
 mod precise;
 mod scale;
+mod timekeeper;
 #[cfg(feature = "tracing")]
 pub mod tracing;
 mod wall;
 
-pub use calibrate::recalibrate;
 pub use coarse::{recent, recent_unix_nanos, refresh, DEFAULT_RESOLUTION};
 #[cfg(feature = "std")]
 pub use coarse::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
-pub use detect::{
-    clock_info, ClockInfo, Clocksource, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source,
-};
+pub use detect::{Clocksource, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source};
 pub use precise::{Instant, MonotonicInstant, OrderedInstant};
-pub use scale::Scale;
+pub use scale::{Line, LINE_SHIFT};
+pub use timekeeper::{clock_info, recalibrate, ClockInfo};
 #[cfg(feature = "std")]
 pub use wall::system_time;
 pub use wall::{resync_wall, set_wall_resync_interval, unix_nanos, UnixTime, DEFAULT_RESYNC};

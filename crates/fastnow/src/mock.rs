@@ -3,7 +3,7 @@
 //! With the `mock` feature, [`MockClock::install`] makes every fastnow clock
 //! *on the current thread* — the three precise types, [`unix_nanos`], the
 //! coarse tier — read the mock instead of the hardware, and converts its
-//! readings exactly (a tick is a nanosecond), so timeouts and expiry can be
+//! exactly, so timeouts and expiry can be
 //! tested without sleeping and without flakiness. Other threads, including
 //! other tests running in parallel, are unaffected. Dropping the handle
 //! uninstalls it.
@@ -102,7 +102,7 @@ impl MockClock {
         self.state.unix_ns.set(nanos);
     }
 
-    /// The mock's monotonic time, in nanoseconds (the ticks of its instants).
+    /// The mock's monotonic time, in nanoseconds (what its instants hold).
     pub fn nanos(&self) -> u64 {
         self.state.mono_ns.get()
     }
@@ -138,7 +138,7 @@ fn read(clock: impl FnOnce(&State) -> u64) -> Option<u64> {
 
 /// The mock's monotonic nanoseconds, if one is installed on this thread.
 #[inline(always)]
-pub(crate) fn ticks() -> Option<u64> {
+pub(crate) fn nanos() -> Option<u64> {
     read(|s| s.mono_ns.get())
 }
 
@@ -146,10 +146,4 @@ pub(crate) fn ticks() -> Option<u64> {
 #[inline(always)]
 pub(crate) fn unix_nanos() -> Option<u64> {
     read(|s| s.unix_ns.get())
-}
-
-/// Whether conversions must treat ticks as nanoseconds.
-#[inline(always)]
-pub(crate) fn exact_conversion() -> bool {
-    active()
 }

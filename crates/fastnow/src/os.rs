@@ -1,10 +1,16 @@
-//! The operating system's clocks: the portable fallback and the reference
-//! every calibration is measured against.
+//! The operating system: its clocks (the portable fallback, and the
+//! reference every calibration is measured against) and the few other
+//! services fastnow needs.
 //!
 //! On Unix this is `clock_gettime(CLOCK_MONOTONIC)`: through the vDSO on
 //! Linux (20–60 ns), strictly monotonic across threads by the kernel's own
 //! guarantee, and disciplined by NTP, so a counter calibrated against it
 //! follows the same rate as every other timestamp on the machine.
+//!
+//! Everything here on Unix is async-signal-safe (POSIX lists
+//! `clock_gettime`, `open`, `read`, `close`, `getpid`; glibc's `getenv` takes
+//! no lock and allocates nothing), because detection and calibration may run
+//! inside a signal handler whose thread was interrupted anywhere.
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
 #[cfg(unix)]
@@ -13,9 +19,10 @@ pub(crate) fn monotonic_nanos() -> u64 {
     clock_nanos(libc::CLOCK_MONOTONIC)
 }
 
-/// Nanoseconds since the Unix epoch from `CLOCK_REALTIME` (0 before 1970).
+/// Nanoseconds since the Unix epoch from `CLOCK_REALTIME`: 0 for a clock set
+/// before 1970, `u64::MAX` for one set after 2554 (the range of a `u64` of
+/// nanoseconds), never a wrapped value.
 #[cfg(unix)]
-#[allow(dead_code)] // used by the wall tier and tests
 #[inline]
 pub(crate) fn realtime_nanos() -> u64 {
     clock_nanos(libc::CLOCK_REALTIME)
@@ -32,14 +39,19 @@ fn clock_nanos(clock: libc::clockid_t) -> u64 {
     // Unix fastnow supports, so the call cannot fail (POSIX: EINVAL only for
     // an unknown clock, EFAULT only for a bad pointer).
     unsafe { libc::clock_gettime(clock, &mut ts) };
-    // A real-time clock set before 1970 reads 0, as documented for the wall
-    // tier, not a wrapped huge value.
-    if ts.tv_sec < 0 {
+    saturating_nanos(ts.tv_sec as i64, ts.tv_nsec as u32)
+}
+
+/// `secs` seconds and `nanos` nanoseconds since the epoch, clamped to the
+/// range of a `u64` of nanoseconds.
+pub(crate) const fn saturating_nanos(secs: i64, nanos: u32) -> u64 {
+    if secs < 0 {
         return 0;
     }
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
+    match (secs as u64).checked_mul(1_000_000_000) {
+        Some(ns) => ns.saturating_add(nanos as u64),
+        None => u64::MAX,
+    }
 }
 
 #[cfg(all(not(unix), feature = "std"))]
@@ -48,19 +60,86 @@ pub(crate) fn monotonic_nanos() -> u64 {
     use std::sync::OnceLock;
     static BASE: OnceLock<std::time::Instant> = OnceLock::new();
     let base = *BASE.get_or_init(std::time::Instant::now);
-    std::time::Instant::now().duration_since(base).as_nanos() as u64
+    u64::try_from(std::time::Instant::now().duration_since(base).as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(all(not(unix), feature = "std"))]
-#[allow(dead_code)]
 pub(crate) fn realtime_nanos() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+        Err(_) => 0,
+    }
 }
 
 #[cfg(all(not(unix), not(feature = "std")))]
 compile_error!(
     "fastnow without the `std` feature needs a Unix target (it reads the OS clock through libc)"
 );
+
+/// This process's id, which the writers' lock records (see `latch`).
+#[cfg(unix)]
+#[inline]
+pub(crate) fn pid() -> u32 {
+    // SAFETY: getpid has no arguments and cannot fail.
+    unsafe { libc::getpid() as u32 }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn pid() -> u32 {
+    std::process::id()
+}
+
+/// Lets another thread run (a writer we wait for). Not for read paths.
+pub(crate) fn yield_now() {
+    #[cfg(feature = "std")]
+    std::thread::yield_now();
+    #[cfg(not(feature = "std"))]
+    core::hint::spin_loop();
+}
+
+/// Calls `f` with the value of environment variable `name` (`None` when
+/// unset), without copying or allocating.
+#[cfg(unix)]
+pub(crate) fn with_env<R>(name: &core::ffi::CStr, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    // SAFETY: `name` is NUL-terminated. glibc and musl return a pointer into
+    // the environment block, valid until the environment is modified; it is
+    // used only inside this call. A program that calls setenv concurrently
+    // with reading the environment races with every getenv, fastnow's
+    // included: POSIX puts that on the program.
+    let value = unsafe { libc::getenv(name.as_ptr()) };
+    if value.is_null() {
+        return f(None);
+    }
+    // SAFETY: getenv returned a non-null pointer to a NUL-terminated string.
+    f(Some(unsafe { core::ffi::CStr::from_ptr(value) }.to_bytes()))
+}
+
+#[cfg(all(not(unix), feature = "std"))]
+pub(crate) fn with_env<R>(name: &core::ffi::CStr, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    let value = name.to_str().ok().and_then(std::env::var_os);
+    f(value.as_ref().map(|v| v.as_encoded_bytes()))
+}
+
+/// A small file read without allocating (sysfs attributes), into `buf`.
+#[cfg(unix)]
+pub(crate) mod file {
+    /// Opens `path` read-only (close-on-exec); `None` if it cannot be opened.
+    pub(crate) fn open(path: &core::ffi::CStr) -> Option<i32> {
+        // SAFETY: `path` is NUL-terminated; open has no other memory effects.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        (fd >= 0).then_some(fd)
+    }
+
+    /// Reads from the start of `fd` into `buf`; the bytes read, or `None`.
+    pub(crate) fn read_at_start(fd: i32, buf: &mut [u8]) -> Option<usize> {
+        // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
+        // reads do not block, so EINTR is not retried: a failure is a failure.)
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        (n >= 0).then_some(n as usize)
+    }
+
+    pub(crate) fn close(fd: i32) {
+        // SAFETY: `fd` was returned by `open` and is closed once by its owner.
+        unsafe { libc::close(fd) };
+    }
+}

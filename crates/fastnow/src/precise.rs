@@ -1,93 +1,177 @@
 //! The precise tier: [`Instant`], [`MonotonicInstant`], [`OrderedInstant`].
 //!
-//! All three hold a raw counter value (*ticks*) and convert to nanoseconds
-//! only when a [`Duration`] is asked for, so reading the clock costs the
-//! counter read plus one relaxed load and a predictable branch. They differ
-//! only in how the counter is read, which decides what they guarantee:
+//! All three hold nanoseconds on one process-wide timeline, converted from
+//! the counter *at the read*: a consistent load of the state's four
+//! fast-path words (`timekeeper`), the counter, a range check, one multiply
+//! and an add. Converting at the read, rather than storing raw ticks and
+//! converting intervals later, is what keeps `elapsed()` exact across rate
+//! changes: the timeline is one non-decreasing function of the counter,
+//! pieced together at take-over points as the rate is re-measured (see
+//! `timekeeper`), so an instant taken an hour ago keeps its place whatever
+//! NTP does to the rate afterwards. They differ only in how the counter is
+//! read, which decides what they guarantee:
 //!
 //! | type | read | guarantee |
 //! |---|---|---|
-//! | [`Instant`] | bare counter (`RDTSC`, `MRS CNTVCT_EL0`) | never goes backwards on one thread; between threads, readings may be out of order by the CPU's speculation window (up to ~1 µs) |
-//! | [`MonotonicInstant`] | bare counter raised to a shared high-water mark, or an ordered read once that mark is contended | if reading B happens after reading A (any threads), B ≥ A |
-//! | [`OrderedInstant`] | `RDTSCP` (or `LFENCE; RDTSC`), `ISB; MRS` | taken after every load that precedes it in program order, so it is not earlier than an Acquire load before it |
+//! | [`Instant`] | bare counter (`RDTSC`, `MRS CNTVCT_EL0`) | never goes backwards on one thread; between threads, readings may be out of order by the CPU's speculation window (up to a few µs) |
+//! | [`MonotonicInstant`] | a bare reading raised to a shared high-water mark, or an ordered read once that mark is contended | if reading B happens after reading A (any threads), B ≥ A |
+//! | [`OrderedInstant`] | `RDTSCP` (or `LFENCE; RDTSC`), `ISB; MRS` with a dependent load | taken after every load that precedes it in program order, so it is not earlier than an Acquire load before it |
 //!
-//! On the OS fallback all three read `CLOCK_MONOTONIC` (ticks are
-//! nanoseconds), which already gives the strongest of these guarantees.
+//! On the OS source all three read `CLOCK_MONOTONIC` (through the same
+//! timeline), which already gives the strongest of these guarantees.
 //!
-//! The three share one timeline: a `MonotonicInstant` or `OrderedInstant`
-//! converts to an `Instant` for free, and comparing or subtracting them
-//! through `Instant` is meaningful.
+//! **Async-signal safety.** Every reading and every method of the three
+//! types may be called from a signal handler, including the first reading of
+//! the process: no read path waits on a lock or allocates (see
+//! `timekeeper`, "Pieces and take-over points").
 
-use crate::calibrate;
-use crate::detect::{self, MonotonicMode, COUNTER, COUNTER_ALT, OS};
-use crate::{arch, os};
+use crate::arch;
+use crate::detect::MonotonicMode;
+use crate::scale::Line;
+use crate::timekeeper::{
+    self, word, Clocks, Converted, Due, State, Timekeeper, MODE_COUNTER, MODE_NONE, TK,
+};
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub, SubAssign};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use core::time::Duration;
 
-/// The counter, unordered. One relaxed load and a branch over the bare read.
+/// Nanoseconds now, from a bare counter read.
 #[inline(always)]
-pub(crate) fn read_ticks() -> u64 {
+pub(crate) fn read_nanos() -> u64 {
     #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::ticks() {
+    if let Some(t) = crate::mock::nanos() {
         return t;
     }
-    let state = detect::STATE.load(Ordering::Relaxed);
-    // COUNTER and COUNTER_ALT differ only in their lowest bit.
-    if state & !1 == COUNTER {
-        arch::ticks()
-    } else {
-        read_ticks_slow(state, false)
-    }
+    TK.read_nanos(false)
 }
 
-/// The counter, read after every preceding load.
+/// Nanoseconds now, from a counter read after every preceding load.
 #[inline(always)]
-pub(crate) fn read_ticks_ordered() -> u64 {
+pub(crate) fn read_nanos_ordered() -> u64 {
     #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::ticks() {
+    if let Some(t) = crate::mock::nanos() {
         return t;
     }
-    let state = detect::STATE.load(Ordering::Relaxed);
-    if state & !1 == COUNTER {
-        arch::ticks_ordered(state == COUNTER_ALT)
-    } else {
-        read_ticks_slow(state, true)
-    }
+    TK.read_nanos(true)
 }
 
-/// The OS clock, or the first read of the process (which runs detection).
-#[inline(never)]
-fn read_ticks_slow(state: u8, ordered: bool) -> u64 {
-    let state = if state == OS {
-        state
-    } else {
-        detect::ensure_decided()
-    };
-    match state {
-        OS => os::monotonic_nanos(),
-        _ if ordered => arch::ticks_ordered(state == COUNTER_ALT),
-        _ => arch::ticks(),
+impl<C: Clocks> Timekeeper<C> {
+    /// A reading, from a bare or an ordered counter read.
+    #[inline(always)]
+    pub(crate) fn read_nanos(&self, ordered: bool) -> u64 {
+        let (takeover, span, line) = self.fast_words();
+        if span != 0 {
+            let t = if ordered {
+                self.clocks.counter_ordered()
+            } else {
+                self.clocks.counter()
+            };
+            if t.wrapping_sub(takeover) < span {
+                return line.at(t);
+            }
+            return self.read_slow(Some(t), ordered);
+        }
+        self.read_slow(None, ordered)
     }
-}
 
-/// `later - earlier` as a `Duration`, zero if `earlier` is later.
-#[inline(always)]
-fn ticks_between(later: u64, earlier: u64) -> Duration {
-    #[cfg(feature = "mock")]
-    if crate::mock::exact_conversion() {
-        return Duration::from_nanos(later.saturating_sub(earlier));
+    /// The fast path's words: where the current piece starts, how far the
+    /// fast path may go (0 unless the counter is the source), and the line.
+    /// Loading them before the counter read lets the loads overlap it.
+    #[inline(always)]
+    fn fast_words(&self) -> (u64, u64, Line) {
+        self.state.read(|w| {
+            (
+                w[word::TAKEOVER].load(Ordering::Relaxed),
+                w[word::SPAN].load(Ordering::Relaxed),
+                Line {
+                    offset: w[word::OFFSET].load(Ordering::Relaxed),
+                    slope: w[word::SLOPE].load(Ordering::Relaxed),
+                },
+            )
+        })
     }
-    match later.checked_sub(earlier) {
-        Some(delta) => nanos_to_duration(calibrate::nanos_per_tick(later).apply_saturating(delta)),
-        None => Duration::ZERO,
+
+    /// Everything off the fast path: a counter value below the piece (read
+    /// just before a new state took over) or past its trigger, the OS
+    /// clock, the first reading of the process, a source switch. Never
+    /// waits for another thread (see `timekeeper`).
+    #[cold]
+    #[inline(never)]
+    fn read_slow(&self, mut ticks: Option<u64>, ordered: bool) -> u64 {
+        loop {
+            // OS-clock readings are taken inside the latch read: none is
+            // taken after a newer state was published (see `timekeeper`).
+            let (words, mono) = self.state.read(|w| {
+                let mode = w[word::MODE].load(Ordering::Relaxed);
+                let words: [u64; word::COUNT] =
+                    core::array::from_fn(|i| w[i].load(Ordering::Relaxed));
+                let mono = (mode != MODE_COUNTER).then(|| self.clocks.mono());
+                (words, mono)
+            });
+            let state = State::from_words(&words);
+            let reading = match (state.mode, mono, ticks) {
+                (MODE_NONE, _, _) => {
+                    if self.ensure_published() {
+                        continue;
+                    }
+                    // Another thread is publishing the first state, which
+                    // reads CLOCK_MONOTONIC unchanged; until it lands, so do we.
+                    let mono = self.clocks.mono();
+                    if !self.state.is_published() {
+                        return mono;
+                    }
+                    continue;
+                }
+                (MODE_COUNTER, _, Some(t)) => t,
+                (MODE_COUNTER, _, None) => {
+                    // Promoted to the counter since the fast path looked.
+                    let t = if ordered {
+                        self.clocks.counter_ordered()
+                    } else {
+                        self.clocks.counter()
+                    };
+                    ticks = Some(t);
+                    t
+                }
+                (_, Some(m), _) => m,
+                (_, None, _) => unreachable!("OS modes read the OS clock"),
+            };
+            match state.convert(reading) {
+                Converted::Nanos { nanos, due } => {
+                    if due {
+                        self.update_from_reader(Due::Trigger(reading));
+                    }
+                    return nanos;
+                }
+                Converted::PastEnd => {
+                    if self.update_from_reader(Due::PastEnd(reading)) || self.newer_soon(&words) {
+                        if state.mode != MODE_COUNTER {
+                            ticks = None;
+                        }
+                        continue;
+                    }
+                    return state.lower_bound(reading);
+                }
+            }
+        }
+    }
+
+    /// Waits a few microseconds for another thread's update to land;
+    /// whether it did.
+    fn newer_soon(&self, seen: &[u64; word::COUNT]) -> bool {
+        for _ in 0..256 {
+            core::hint::spin_loop();
+            if self.state.snapshot() != *seen {
+                return true;
+            }
+        }
+        false
     }
 }
 
 /// `Duration::from_nanos`, without its division for intervals under a
-/// second, which are what hot paths time. The division (a dependent multiply,
-/// shift and multiply-subtract) is most of what converting costs.
+/// second, which are what hot paths time.
 #[inline(always)]
 pub(crate) fn nanos_to_duration(nanos: u64) -> Duration {
     const NANOS_PER_SEC: u64 = 1_000_000_000;
@@ -98,15 +182,10 @@ pub(crate) fn nanos_to_duration(nanos: u64) -> Duration {
     }
 }
 
-/// A `Duration` in ticks, or `None` if it does not fit in 64 bits of ticks.
+/// A `Duration` in nanoseconds, or `None` if it does not fit in 64 bits.
 #[inline]
-fn duration_to_ticks(d: Duration) -> Option<u64> {
-    let nanos = u64::try_from(d.as_nanos()).ok()?;
-    #[cfg(feature = "mock")]
-    if crate::mock::exact_conversion() {
-        return Some(nanos);
-    }
-    calibrate::ticks_per_nano().apply(nanos)
+fn duration_nanos(d: Duration) -> Option<u64> {
+    u64::try_from(d.as_nanos()).ok()
 }
 
 // ---------------------------------------------------------------------------
@@ -123,30 +202,33 @@ fn duration_to_ticks(d: Duration) -> Option<u64> {
 // ordered read does (BENCHMARKS.md has both). And once several cores use the
 // mark, its cache line bounces and each call costs a cross-core transfer.
 //
-// So MonotonicInstant times both on this core when the clock is first read
-// (3 × 32 calls of each, a few microseconds, inside detection) and starts on
-// the cheaper one; from the high-water mark it moves, once and for good, to
-// ordered reads after the mark has seen `SWITCH_AFTER` lost compare-and-swaps.
+// So the first MonotonicInstant reading times both on this core (3 × 32
+// calls of each, a few microseconds) and starts on the cheaper one; from the
+// high-water mark it moves, once and for good, to ordered reads after the
+// mark has seen `SWITCH_AFTER` lost compare-and-swaps.
 //
 // Why the switch is safe without a grace period: MODE only ever goes from
 // HIGH_WATER to ORDERED. If reading A happens before reading B, B's load of
 // MODE happens after A's, so by coherence B sees ORDERED if A did. The cases
 // left are HW→HW (B's load of the mark sees A's write or a later, larger
-// one) and ordered B after any A: every value A can return is a counter
-// value read before A returned (its own, or one another thread published
-// before A loaded it); B's ordered read executes after B's Acquire load, so
-// after A returned; and the kernel has verified that the counters of all
-// cores agree (the condition for choosing the counter), so B reads more.
+// one) and ordered B after any A: every value A can return is a reading
+// taken before A returned (its own, or one another thread published before
+// A loaded it); B's ordered read executes after B's Acquire load, so after
+// A returned, and reads a later counter value (the kernel has verified that
+// the counters of all cores agree, the condition for choosing the counter);
+// and the timeline is one non-decreasing function of the counter value
+// (`timekeeper`), so B >= A.
 // Switching back would need every reader in flight to have finished, which
 // a preemptible thread cannot promise, so there is no way back.
 // ---------------------------------------------------------------------------
 
-const HIGH_WATER: u8 = 0;
-const ORDERED: u8 = 1;
+const UNDECIDED: u8 = 0;
+const HIGH_WATER: u8 = 1;
+const ORDERED: u8 = 2;
 /// Lost compare-and-swaps before MonotonicInstant switches to ordered reads.
 const SWITCH_AFTER: u32 = 256;
 
-static MODE: AtomicU8 = AtomicU8::new(HIGH_WATER);
+static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 /// Cleared by test harnesses that must exercise the high-water strategy
 /// under contention; read only on the contended (cold) path.
 static SWITCH_ALLOWED: AtomicBool = AtomicBool::new(true);
@@ -154,47 +236,58 @@ static SWITCH_ALLOWED: AtomicBool = AtomicBool::new(true);
 /// The shared mark and its contention count on a cache line of their own.
 #[repr(align(128))]
 struct Mark {
-    ticks: AtomicU64,
+    nanos: AtomicU64,
     lost: AtomicU32,
 }
 static MARK: Mark = Mark {
-    ticks: AtomicU64::new(0),
+    nanos: AtomicU64::new(0),
     lost: AtomicU32::new(0),
 };
 
-/// Called once by detection, before any reading is returned. The OS clock is
+/// The first MonotonicInstant reading picks the strategy. The OS clock is
 /// already strictly monotonic across threads, so it never needs the mark.
-pub(crate) fn start(state: u8) {
+#[cold]
+#[inline(never)]
+fn choose_strategy() {
     let hold = !SWITCH_ALLOWED.load(Ordering::Relaxed);
-    if state == OS || (!hold && ordered_reads_are_cheaper(state == COUNTER_ALT)) {
-        MODE.store(ORDERED, Ordering::Relaxed);
-    }
+    let chosen = if !timekeeper::counter_chosen() {
+        ORDERED
+    } else if hold || !ordered_reads_are_cheaper() {
+        HIGH_WATER
+    } else {
+        ORDERED
+    };
+    // Only the first decision counts (several threads may race here).
+    let _ = MODE.compare_exchange(UNDECIDED, chosen, Ordering::Relaxed, Ordering::Relaxed);
 }
 
 /// Whether an ordered counter read costs less, on this core, than a bare
 /// read plus the high-water mark's compare-and-swap: the fastest of three
 /// batches of 32 calls each, timed with ordered reads of the counter itself.
-fn ordered_reads_are_cheaper(alt: bool) -> bool {
+fn ordered_reads_are_cheaper() -> bool {
     const CALLS: usize = 32;
+    // A scratch word on a line of its own stands in for the mark.
+    #[repr(align(128))]
+    struct Scratch(AtomicU64);
+    static SCRATCH: Scratch = Scratch(AtomicU64::new(0));
     let (mut high_water, mut ordered) = (u64::MAX, u64::MAX);
     for _ in 0..3 {
-        let t0 = arch::ticks_ordered(alt);
+        let t0 = arch::ticks_ordered_auto();
         for _ in 0..CALLS {
-            // The mark itself: the values written are real readings, which
-            // is all the mark's invariant asks.
             let ticks = arch::ticks();
-            let seen = MARK.ticks.load(Ordering::Relaxed);
+            let seen = SCRATCH.0.load(Ordering::Relaxed);
             if ticks > seen {
                 let _ =
-                    MARK.ticks
+                    SCRATCH
+                        .0
                         .compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed);
             }
         }
-        let t1 = arch::ticks_ordered(alt);
+        let t1 = arch::ticks_ordered_auto();
         for _ in 0..CALLS {
-            core::hint::black_box(arch::ticks_ordered(alt));
+            core::hint::black_box(arch::ticks_ordered_auto());
         }
-        let t2 = arch::ticks_ordered(alt);
+        let t2 = arch::ticks_ordered_auto();
         high_water = high_water.min(t1.wrapping_sub(t0));
         ordered = ordered.min(t2.wrapping_sub(t1));
     }
@@ -204,45 +297,52 @@ fn ordered_reads_are_cheaper(alt: bool) -> bool {
 pub(crate) fn monotonic_mode() -> MonotonicMode {
     match MODE.load(Ordering::Relaxed) {
         HIGH_WATER => MonotonicMode::HighWater,
-        _ => MonotonicMode::Ordered,
+        ORDERED => MonotonicMode::Ordered,
+        _ => MonotonicMode::Undecided,
     }
 }
 
 #[inline(always)]
-fn read_ticks_monotonic() -> u64 {
+fn read_nanos_monotonic() -> u64 {
     #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::ticks() {
+    if let Some(t) = crate::mock::nanos() {
         return t;
     }
     // Relaxed orderings suffice: every argument above rests on coherence of a
     // single atomic and on program order after the caller's Acquire load.
-    if MODE.load(Ordering::Relaxed) == HIGH_WATER {
-        let ticks = read_ticks();
-        let seen = MARK.ticks.load(Ordering::Relaxed);
-        if ticks <= seen {
-            return seen;
+    loop {
+        match MODE.load(Ordering::Relaxed) {
+            HIGH_WATER => {
+                let nanos = read_nanos();
+                let seen = MARK.nanos.load(Ordering::Relaxed);
+                if nanos <= seen {
+                    return seen;
+                }
+                return match MARK.nanos.compare_exchange(
+                    seen,
+                    nanos,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => nanos,
+                    Err(_) => raise_contended(nanos),
+                };
+            }
+            ORDERED => return read_nanos_ordered(),
+            _ => choose_strategy(),
         }
-        match MARK
-            .ticks
-            .compare_exchange(seen, ticks, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => ticks,
-            Err(_) => raise_contended(ticks),
-        }
-    } else {
-        read_ticks_ordered()
     }
 }
 
 #[cold]
 #[inline(never)]
-fn raise_contended(ticks: u64) -> u64 {
+fn raise_contended(nanos: u64) -> u64 {
     if MARK.lost.fetch_add(1, Ordering::Relaxed) + 1 >= SWITCH_AFTER
         && SWITCH_ALLOWED.load(Ordering::Relaxed)
     {
         MODE.store(ORDERED, Ordering::Relaxed);
     }
-    MARK.ticks.fetch_max(ticks, Ordering::Relaxed).max(ticks)
+    MARK.nanos.fetch_max(nanos, Ordering::Relaxed).max(nanos)
 }
 
 // ---------------------------------------------------------------------------
@@ -254,7 +354,7 @@ macro_rules! instant_type {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name {
-            ticks: u64,
+            nanos: u64,
         }
 
         impl $name {
@@ -262,7 +362,7 @@ macro_rules! instant_type {
             #[inline(always)]
             #[must_use]
             pub fn now() -> $name {
-                $name { ticks: $read() }
+                $name { nanos: $read() }
             }
 
             /// Time elapsed since this instant, read from the same clock.
@@ -270,7 +370,7 @@ macro_rules! instant_type {
             #[inline]
             #[must_use]
             pub fn elapsed(&self) -> Duration {
-                ticks_between($read(), self.ticks)
+                nanos_to_duration($read().saturating_sub(self.nanos))
             }
 
             /// Time from `earlier` to `self`; zero if `earlier` is later
@@ -278,64 +378,56 @@ macro_rules! instant_type {
             #[inline]
             #[must_use]
             pub fn duration_since(&self, earlier: $name) -> Duration {
-                ticks_between(self.ticks, earlier.ticks)
+                nanos_to_duration(self.nanos.saturating_sub(earlier.nanos))
             }
 
             /// Time from `earlier` to `self`, or `None` if `earlier` is later.
             #[inline]
             #[must_use]
             pub fn checked_duration_since(&self, earlier: $name) -> Option<Duration> {
-                if earlier.ticks <= self.ticks {
-                    Some(ticks_between(self.ticks, earlier.ticks))
-                } else {
-                    None
-                }
+                self.nanos.checked_sub(earlier.nanos).map(nanos_to_duration)
             }
 
             /// Time from `earlier` to `self`, or zero if `earlier` is later.
             #[inline]
             #[must_use]
             pub fn saturating_duration_since(&self, earlier: $name) -> Duration {
-                ticks_between(self.ticks, earlier.ticks)
+                self.duration_since(earlier)
             }
 
             /// `self + duration`, or `None` if the result does not fit the
-            /// 64-bit tick range (hundreds of years at GHz rates).
-            ///
-            /// The duration is converted to ticks with the current calibration
-            /// and rounded down, so `(t + d) - t` equals `d` within one tick
-            /// plus any refinement of the calibration in between (a few ppm
-            /// of `d` early in the process, well under 1 ppm later).
+            /// timeline's 64 bits of nanoseconds (584 years): exact, as
+            /// `(t + d) - t == d`.
             #[inline]
             #[must_use]
             pub fn checked_add(&self, duration: Duration) -> Option<$name> {
-                let ticks = self.ticks.checked_add(duration_to_ticks(duration)?)?;
-                Some($name { ticks })
+                let nanos = self.nanos.checked_add(duration_nanos(duration)?)?;
+                Some($name { nanos })
             }
 
             /// `self - duration`, or `None` if the result would be before the
-            /// counter's zero (usually the machine's boot).
+            /// timeline's zero (about when the machine booted).
             #[inline]
             #[must_use]
             pub fn checked_sub(&self, duration: Duration) -> Option<$name> {
-                let ticks = self.ticks.checked_sub(duration_to_ticks(duration)?)?;
-                Some($name { ticks })
+                let nanos = self.nanos.checked_sub(duration_nanos(duration)?)?;
+                Some($name { nanos })
             }
 
-            /// The raw counter value (nanoseconds on the OS fallback).
+            /// Nanoseconds on fastnow's timeline, which starts near
+            /// `CLOCK_MONOTONIC`'s zero and advances at its rate; only
+            /// differences between readings of one process are meaningful.
             #[inline(always)]
             #[must_use]
-            pub const fn ticks(&self) -> u64 {
-                self.ticks
+            pub const fn as_nanos(&self) -> u64 {
+                self.nanos
             }
 
-            /// An instant from a raw counter value of this process's source
-            /// (see [`ticks`](Self::ticks)). Values from another process or
-            /// machine are only meaningful if it used the same counter.
+            /// An instant from [`as_nanos`](Self::as_nanos) of this process.
             #[inline(always)]
             #[must_use]
-            pub const fn from_ticks(ticks: u64) -> $name {
-                $name { ticks }
+            pub const fn from_nanos(nanos: u64) -> $name {
+                $name { nanos }
             }
         }
 
@@ -384,7 +476,7 @@ macro_rules! instant_type {
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name)).field("ticks", &self.ticks).finish()
+                f.debug_struct(stringify!($name)).field("nanos", &self.nanos).finish()
             }
         }
     };
@@ -399,7 +491,7 @@ instant_type!(
     /// **Guarantee:** never goes backwards on one thread. Between threads
     /// the CPU may execute the counter read before earlier loads complete,
     /// so a reading taken *after* seeing another thread's reading can be
-    /// smaller by up to the speculation window (about a microsecond). Use
+    /// smaller by up to the speculation window (microseconds). Use
     /// [`MonotonicInstant`] when a later event must never get an earlier
     /// stamp than one it saw.
     ///
@@ -417,7 +509,7 @@ instant_type!(
     /// assert_eq!(start.checked_add(Duration::MAX), None);
     /// ```
     Instant,
-    read_ticks,
+    read_nanos,
     "the bare counter"
 );
 
@@ -450,7 +542,7 @@ instant_type!(
     /// assert!(b >= a); // the spawn and join order the two readings
     /// ```
     MonotonicInstant,
-    read_ticks_monotonic,
+    read_nanos_monotonic,
     "strictly monotonic across threads"
 );
 
@@ -469,10 +561,10 @@ instant_type!(
     ///
     /// let t = OrderedInstant::now();
     /// let plain: fastnow::Instant = t.as_unordered();
-    /// assert_eq!(plain.ticks(), t.ticks());
+    /// assert_eq!(plain.as_nanos(), t.as_nanos());
     /// ```
     OrderedInstant,
-    read_ticks_ordered,
+    read_nanos_ordered,
     "the counter after all earlier loads"
 );
 
@@ -481,7 +573,7 @@ impl MonotonicInstant {
     #[inline(always)]
     #[must_use]
     pub const fn as_instant(&self) -> Instant {
-        Instant { ticks: self.ticks }
+        Instant { nanos: self.nanos }
     }
 
     /// Switches every `MonotonicInstant` in the process to ordered counter
@@ -501,7 +593,7 @@ impl MonotonicInstant {
     #[doc(hidden)]
     pub fn __hold_high_water(hold: bool) {
         SWITCH_ALLOWED.store(!hold, Ordering::Relaxed);
-        if hold && detect::ensure_decided() != OS {
+        if hold && timekeeper::counter_chosen() {
             MODE.store(HIGH_WATER, Ordering::Relaxed);
         }
     }
@@ -512,7 +604,7 @@ impl OrderedInstant {
     #[inline(always)]
     #[must_use]
     pub const fn as_unordered(&self) -> Instant {
-        Instant { ticks: self.ticks }
+        Instant { nanos: self.nanos }
     }
 }
 
@@ -559,22 +651,22 @@ mod tests {
     fn contention_switches_to_ordered_reads_for_good() {
         // Whatever the start-up probe chose, begin on the mark.
         MonotonicInstant::__hold_high_water(true);
-        if detect::ensure_decided() != OS {
+        if timekeeper::counter_chosen() {
             assert_eq!(monotonic_mode(), MonotonicMode::HighWater);
         }
         MonotonicInstant::__hold_high_water(false);
-        let start = MonotonicInstant::now().ticks();
+        let start = MonotonicInstant::now().as_nanos();
         for i in 0..SWITCH_AFTER as u64 {
             // Each contended raise still publishes its value and returns the max.
             assert!(raise_contended(start + i) >= start + i);
         }
         assert_eq!(monotonic_mode(), MonotonicMode::Ordered);
-        assert!(MARK.ticks.load(Ordering::Relaxed) >= start + SWITCH_AFTER as u64 - 1);
+        assert!(MARK.nanos.load(Ordering::Relaxed) >= start + SWITCH_AFTER as u64 - 1);
 
-        // Ordered reads come from the counter itself now, past every value
+        // Ordered reads come from the clock itself now, past every value
         // the mark handed out.
-        let marked = MARK.ticks.load(Ordering::Relaxed);
-        assert!(MonotonicInstant::now().ticks() >= marked);
+        let marked = MARK.nanos.load(Ordering::Relaxed);
+        assert!(MonotonicInstant::now().as_nanos() >= marked);
         assert_eq!(monotonic_mode(), MonotonicMode::Ordered, "no way back");
     }
 }

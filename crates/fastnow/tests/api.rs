@@ -46,21 +46,21 @@ macro_rules! api_checks {
         assert_eq!(a.checked_add(Duration::MAX), None);
         assert_eq!(a.checked_sub(Duration::MAX), None);
         assert_eq!(
-            <$t>::from_ticks(u64::MAX).checked_add(Duration::from_secs(1)),
+            <$t>::from_nanos(u64::MAX).checked_add(Duration::from_secs(1)),
             None
         );
         assert_eq!(
-            <$t>::from_ticks(0).checked_sub(Duration::from_secs(1)),
+            <$t>::from_nanos(0).checked_sub(Duration::from_secs(1)),
             None
         );
-        assert_eq!(<$t>::from_ticks(a.ticks()), a);
+        assert_eq!(<$t>::from_nanos(a.as_nanos()), a);
 
         // Hash and Ord agree with the ticks.
         let mut set = std::collections::HashSet::new();
         set.insert(a);
-        set.insert(<$t>::from_ticks(a.ticks()));
+        set.insert(<$t>::from_nanos(a.as_nanos()));
         assert_eq!(set.len(), 1);
-        assert!(format!("{a:?}").contains("ticks"));
+        assert!(format!("{a:?}").contains("nanos"));
     }};
 }
 
@@ -88,7 +88,7 @@ fn add_overflow_panics_like_std() {
 #[test]
 #[should_panic(expected = "overflow when subtracting duration from instant")]
 fn sub_overflow_panics_like_std() {
-    let _ = Instant::from_ticks(0) - Duration::from_secs(1);
+    let _ = Instant::from_nanos(0) - Duration::from_secs(1);
 }
 
 #[test]

@@ -1,178 +1,146 @@
-//! The fixed-point conversion against the shared vectors and an exact
-//! 128-bit reference.
+//! The fixed-point conversion and the `FASTNOW_CLOCK` spellings against the
+//! shared vectors (which the Go module reads too), and the conversion
+//! against an exact 128-bit reference.
 
-use fastnow::Scale;
+use fastnow::{EnvOverride, Line, LINE_SHIFT};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn vectors() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../spec/vectors/conversion.json"
-    );
-    let text = std::fs::read_to_string(path).expect("spec/vectors/conversion.json is readable");
-    serde_json::from_str(&text).expect("conversion.json is valid JSON")
+fn vectors(name: &str) -> Value {
+    let path = format!("{}/../../spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).expect("valid JSON")
 }
 
 fn num(v: &Value) -> Option<u64> {
     v.as_str().map(|s| s.parse().expect("decimal u64 string"))
 }
 
-fn scale(v: &Value) -> Option<Scale> {
-    if v.is_null() {
-        return None;
-    }
-    Some(Scale {
-        mult: num(&v["mult"]).unwrap(),
-        shift: v["shift"].as_u64().unwrap() as u32,
-    })
+/// The vectors of this target's `LINE_SHIFT`.
+fn line_vectors() -> Value {
+    let v = vectors("line.json");
+    v["shifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["line_shift"].as_u64() == Some(LINE_SHIFT as u64))
+        .expect("vectors for this LINE_SHIFT")
+        .clone()
 }
 
 #[test]
-fn frequency_vectors() {
-    let v = vectors();
-    let freqs = v["frequencies"].as_array().unwrap();
-    assert!(freqs.len() >= 10);
+fn slope_vectors() {
+    let v = line_vectors();
     let mut checked = 0;
-    for case in freqs {
-        let hz = num(&case["freq_hz"]).unwrap();
-        let ns = Scale::nanos_per_tick(hz);
-        let tk = Scale::ticks_per_nano(hz);
-        assert_eq!(ns, scale(&case["nanos_per_tick"]), "nanos_per_tick({hz})");
-        assert_eq!(tk, scale(&case["ticks_per_nano"]), "ticks_per_nano({hz})");
-        for c in case["ticks_to_nanos"].as_array().unwrap() {
-            let ticks = num(&c["ticks"]).unwrap();
-            assert_eq!(
-                ns.and_then(|s| s.apply(ticks)),
-                num(&c["nanos"]),
-                "{hz} Hz, {ticks} ticks"
-            );
-            checked += 1;
-        }
-        for c in case["nanos_to_ticks"].as_array().unwrap() {
-            let nanos = num(&c["nanos"]).unwrap();
-            assert_eq!(
-                tk.and_then(|s| s.apply(nanos)),
-                num(&c["ticks"]),
-                "{hz} Hz, {nanos} ns"
-            );
-            checked += 1;
-        }
+    for c in v["slope_of_freq"].as_array().unwrap() {
+        let hz = num(&c["freq_hz"]).unwrap();
+        assert_eq!(
+            Line::slope_of_freq(hz),
+            num(&c["slope"]),
+            "slope_of_freq({hz})"
+        );
+        checked += 1;
     }
-    assert!(checked > 300, "only {checked} cases");
+    for c in v["slope"].as_array().unwrap() {
+        let (n, t) = (num(&c["nanos"]).unwrap(), num(&c["ticks"]).unwrap());
+        assert_eq!(Line::slope(n, t), num(&c["slope"]), "slope({n}, {t})");
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} cases");
 }
 
 #[test]
-fn ratio_vectors() {
-    let v = vectors();
-    for c in v["ratios"].as_array().unwrap() {
-        let (out, inp) = (num(&c["out"]).unwrap(), num(&c["in"]).unwrap());
-        assert_eq!(
-            Scale::from_ratio(out, inp),
-            scale(&c["scale"]),
-            "from_ratio({out}, {inp})"
+fn line_vectors_convert_exactly() {
+    let v = line_vectors();
+    let mut checked = 0;
+    for c in v["lines"].as_array().unwrap() {
+        let slope = num(&c["slope"]).unwrap();
+        let hz = num(&c["freq_hz"]).unwrap();
+        assert_eq!(Line::slope_of_freq(hz), Some(slope));
+        let line = Line::through(
+            num(&c["through_ticks"]).unwrap(),
+            num(&c["through_value"]).unwrap(),
+            slope,
         );
+        assert_eq!(line.offset, num(&c["offset"]).unwrap());
+        for p in c["at"].as_array().unwrap() {
+            let t = num(&p["ticks"]).unwrap();
+            assert_eq!(line.at(t), num(&p["value"]).unwrap(), "{c} at {t}");
+            checked += 1;
+        }
     }
-    for c in v["with_shift"].as_array().unwrap() {
-        let (out, inp) = (num(&c["out"]).unwrap(), num(&c["in"]).unwrap());
-        let shift = c["shift"].as_u64().unwrap() as u32;
-        assert_eq!(
-            Scale::with_shift(out, inp, shift),
-            scale(&c["scale"]),
-            "with_shift({out}, {inp}, {shift})"
-        );
+    assert!(checked > 80, "only {checked} cases");
+}
+
+#[test]
+fn env_vectors() {
+    let v = vectors("env.json");
+    let cases = v["cases"].as_array().unwrap();
+    assert!(cases.len() > 20);
+    for c in cases {
+        let hex = c["value_hex"].as_str().unwrap();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let want = match c["outcome"].as_str().unwrap() {
+            "unset" => EnvOverride::Unset,
+            "counter" => EnvOverride::Counter,
+            "os" => EnvOverride::Os,
+            "invalid" => EnvOverride::Invalid,
+            other => panic!("unknown outcome {other}"),
+        };
+        assert_eq!(EnvOverride::parse(&bytes), want, "{bytes:?}");
     }
 }
 
-/// Exact floor(x * out / in), for any u64 inputs (the product fits in 128 bits).
-fn exact(x: u64, out: u64, inp: u64) -> u128 {
-    x as u128 * out as u128 / inp as u128
+/// `(t * slope) >> LINE_SHIFT` in exact arithmetic.
+fn exact_scaled(t: u64, slope: u64) -> u128 {
+    (t as u128 * slope as u128) >> LINE_SHIFT
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
-    /// mult/2^shift is out/in rounded *up* at 2^-shift, so the converted
-    /// value is never below the exact quotient and exceeds it by at most
-    /// x/2^shift + 1 (just 1 when x < 2^shift, which test below pins down).
+    /// A line goes through its point exactly, and is one step of the
+    /// exact product away everywhere else (mod 2^64).
     #[test]
-    fn apply_matches_exact_reference(out in 1u64.., inp in 1u64.., x in any::<u64>()) {
-        if let Some(s) = Scale::from_ratio(out, inp) {
-            prop_assert!(s.mult < 1 << 63 && s.shift <= 96);
-            let reference = exact(x, out, inp);
-            let bound = ((x as u128) >> s.shift) + 1;
-            let got = (x as u128 * s.mult as u128) >> s.shift;
-            prop_assert!(got >= reference && got - reference <= bound,
-                "x={x} out={out} in={inp} got={got} ref={reference} bound={bound}");
-            match s.apply(x) {
-                Some(v) => prop_assert_eq!(v as u128, got),
-                None => prop_assert!(got > u64::MAX as u128),
-            }
-        } else {
-            // Only unrepresentable ratios may be refused.
-            prop_assert!(out / inp >= (1 << 63) - 1, "refused {out}/{inp}");
-        }
+    fn through_is_exact(t in any::<u64>(), v in any::<u64>(), slope in 1u64.., x in any::<u64>()) {
+        let line = Line::through(t, v, slope);
+        prop_assert_eq!(line.at(t), v);
+        let expected = (v as u128 + (1u128 << 64) * 2 + exact_scaled(x, slope)
+            - exact_scaled(t, slope)) % (1u128 << 64);
+        prop_assert_eq!(line.at(x) as u128, expected);
     }
 
-    /// `apply` splits the 128-bit product into halves by shift; any
-    /// multiplier and any shift up to MAX_SHIFT must give exactly the 128-bit
-    /// shift (including `shift == 0`, `shift == 64` and results at the u64 edge).
+    /// Conversion never decreases with the counter (no wrap in between).
     #[test]
-    fn apply_equals_128_bit_shift(mult in any::<u64>(), shift in 0u32..=96, x in any::<u64>()) {
-        let s = Scale { mult, shift };
-        let wide = (x as u128 * mult as u128) >> shift;
-        match s.apply(x) {
-            Some(v) => prop_assert_eq!(v as u128, wide),
-            None => prop_assert!(wide > u64::MAX as u128, "refused {wide}"),
-        }
-        prop_assert_eq!(s.apply_saturating(x) as u128, wide.min(u64::MAX as u128));
+    fn monotone(t in any::<u64>(), d in 0u64..1 << 40, slope in 1u64..) {
+        let line = Line::through(t, 1 << 62, slope);
+        let later = t.saturating_add(d);
+        prop_assert!(line.at(later).wrapping_sub(line.at(t)) as u128 == exact_scaled(later, slope) - exact_scaled(t, slope));
     }
 
-    /// Realistic counters (1 kHz – 6 GHz): ticks→ns is within 1 ns of exact
-    /// for a century of uptime and never overflows, and ns→ticks→ns round
-    /// trips within one tick.
+    /// The slope is the ratio rounded to the nearest step: off by at most
+    /// half a step, i.e. the converted value of `ticks` ticks is within one
+    /// nanosecond of the exact one for a day of ticks at any realistic rate.
     #[test]
-    fn counter_frequencies(hz in 1_000u64..6_000_000_000, frac in 0.0f64..1.0) {
-        let ns = Scale::nanos_per_tick(hz).unwrap();
-        let tk = Scale::ticks_per_nano(hz).unwrap();
-        let century_ticks = (100u128 * 365 * 86_400 * hz as u128).min(u64::MAX as u128) as u64;
-        let ticks = (century_ticks as f64 * frac) as u64;
-        let got = ns.apply(ticks).expect("a century of ticks converts");
-        let reference = exact(ticks, 1_000_000_000, hz);
-        prop_assert!(got as u128 == reference || got as u128 == reference + 1,
-            "{hz} Hz {ticks} ticks: {got} vs {reference}");
-        let back = tk.apply(got).unwrap();
-        prop_assert!(back.abs_diff(ticks) <= 1 + hz / 1_000_000_000, "{ticks} -> {got} ns -> {back}");
-    }
-
-    /// Whole results come out exactly: k seconds of ticks are k * 1e9 ns.
-    #[test]
-    fn exact_ratios_are_exact(hz in 1u64..10_000_000_000, k in 0u64..3_000_000_000) {
-        let ns = Scale::nanos_per_tick(hz).unwrap();
-        if let Some(ticks) = k.checked_mul(hz) {
-            if ticks < 1u64.checked_shl(ns.shift).unwrap_or(u64::MAX) {
-                prop_assert_eq!(ns.apply(ticks), k.checked_mul(1_000_000_000));
-            }
-        }
-    }
-
-    /// Conversion is monotone: more ticks never give fewer nanoseconds.
-    #[test]
-    fn monotone(hz in 1u64.., x in 0u64..u64::MAX) {
-        if let Some(s) = Scale::nanos_per_tick(hz) {
-            prop_assert!(s.apply_saturating(x) <= s.apply_saturating(x + 1));
-        }
-    }
-
-    /// Refinement at a fixed shift agrees with the free choice when the
-    /// ratio moves by a few ppm.
-    #[test]
-    fn with_shift_keeps_precision(hz in 1_000_000u64..6_000_000_000, ppm in -100i64..100) {
-        let first = Scale::nanos_per_tick(hz).unwrap();
-        let moved = (hz as i64 + hz as i64 / 1_000_000 * ppm) as u64;
-        let fixed = Scale::with_shift(1_000_000_000, moved, first.shift).unwrap();
-        let free = Scale::nanos_per_tick(moved).unwrap();
-        let x = 1u64 << 50;
-        prop_assert!(fixed.apply(x).unwrap().abs_diff(free.apply(x).unwrap()) <= 2);
+    fn slope_is_nearest(hz in 1_100_000u64..8_000_000_000, secs in 0u64..86_400) {
+        let Some(slope) = Line::slope_of_freq(hz) else {
+            prop_assert!(LINE_SHIFT == 64 && hz < 1_000_000_000, "refused {hz}");
+            return Ok(());
+        };
+        let exact = (1_000_000_000u128 << LINE_SHIFT) as f64 / hz as f64;
+        prop_assert!((slope as f64 - exact).abs() <= 0.5 + exact * 1e-15);
+        let ticks = secs * hz;
+        let line = Line::through(0, 0, slope);
+        let want = ticks as u128 * 1_000_000_000 / hz as u128;
+        let got = line.at(ticks) as u128;
+        prop_assert!(got.abs_diff(want) <= 1 + (ticks as u128 >> (LINE_SHIFT - 1)),
+            "{hz} Hz {ticks} ticks: {got} vs {want}");
+        // And back, within a tick.
+        let back = line.ticks_for(got as u64);
+        prop_assert!(back.abs_diff(ticks) <= 1 + hz / 1_000_000_000, "{ticks} -> {got} -> {back}");
+        prop_assert!((line.freq_hz() as i128 - hz as i128).abs() <= 1 + hz as i128 / 1_000_000_000_000);
     }
 }

@@ -94,7 +94,11 @@ fn costs(plan: &Plan) {
             plan.iters,
         ));
         now_twice.push(fastnow_bench::ns_per_call(
-            || fastnow::Instant::now().ticks().wrapping_sub(start.ticks()),
+            || {
+                fastnow::Instant::now()
+                    .as_nanos()
+                    .wrapping_sub(start.as_nanos())
+            },
             plan.iters,
         ));
     }
@@ -198,7 +202,7 @@ fn wall_and_coarse(plan: &Plan) {
 /// 4 (cost part): MonotonicInstant on one core and on every core, through
 /// its strategy change.
 fn contention(plan: &Plan) {
-    let read: fn() -> u64 = || fastnow::MonotonicInstant::now().ticks();
+    let read: fn() -> u64 = || fastnow::MonotonicInstant::now().as_nanos();
     let threads = num_cores().max(2);
     let per_thread = |v: Vec<f64>| median(&v);
     let on_every_core = || {
@@ -242,7 +246,7 @@ fn contention(plan: &Plan) {
     );
     single(&mut rows, &format!("1 thread, after the switch ({mode:?})"));
     let instant: Vec<f64> = (0..plan.rounds)
-        .map(|_| fastnow_bench::ns_per_call(|| fastnow::Instant::now().ticks(), plan.iters))
+        .map(|_| fastnow_bench::ns_per_call(|| fastnow::Instant::now().as_nanos(), plan.iters))
         .collect();
     let instant = median(&instant);
     println!("### `MonotonicInstant::now()` under contention (median ns/call per thread)\n");
@@ -379,7 +383,7 @@ fn child(args: &[String]) {
         "strict-high-water" => {
             fastnow::MonotonicInstant::__hold_high_water(true);
             let r = strict_cross_thread(
-                || fastnow::MonotonicInstant::now().ticks(),
+                || fastnow::MonotonicInstant::now().as_nanos(),
                 args[1].parse().unwrap(),
             );
             assert_eq!(

@@ -28,6 +28,17 @@ pub(crate) use self::none::{probe, ticks, ticks_ordered};
 pub(crate) use self::x86_64::{probe, ticks, ticks_ordered};
 
 use crate::FreqOrigin;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether `ticks_ordered_auto` uses the backend's second ordering
+/// instruction; set by detection before the counter is first used.
+pub(crate) static ORDERED_ALT: AtomicBool = AtomicBool::new(false);
+
+/// The ordered read detection chose.
+#[inline(always)]
+pub(crate) fn ticks_ordered_auto() -> u64 {
+    ticks_ordered(ORDERED_ALT.load(Ordering::Relaxed))
+}
 
 /// What the hardware reports about its counter; filled once by `probe()`.
 #[derive(Clone, Copy, Debug)]

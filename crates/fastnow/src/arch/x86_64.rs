@@ -8,7 +8,10 @@
 //! kernels that make `LFENCE` dispatch-serialising, which is every Intel part
 //! and AMD parts under current Linux. We prefer `RDTSCP` (architecturally
 //! ordered on both vendors) and fall back to `LFENCE; RDTSC` when a hypervisor
-//! hides `RDTSCP`.
+//! hides `RDTSCP`. Neither needs help to come before *later* stores (which
+//! `MonotonicInstant` relies on when a reading is published): x86 stores
+//! become visible only after they retire, in order, so after the counter
+//! read before them has retired with its value.
 
 use super::Probe;
 use crate::FreqOrigin;

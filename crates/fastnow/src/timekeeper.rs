@@ -1,0 +1,1201 @@
+//! The one state every clock reads, and its one writer.
+//!
+//! Like the Linux kernel's timekeeping core, fastnow keeps everything a
+//! reader needs — which source to read, the line that converts the counter,
+//! the wall clock's line — in one published [`State`], which one writer at a
+//! time replaces and readers only load (through a [`Latch`], so a reader
+//! never waits, even in a signal handler that interrupted the writer).
+//!
+//! # Pieces and take-over points
+//! Readings are nanoseconds, converted at the read. The conversion is one
+//! non-decreasing function of the counter for every thread, across every
+//! recalibration, because each state is a *piece* valid on a range of
+//! counter values `[takeover, end)`:
+//!
+//! - a reader converts a counter value `t` with the state it loaded when
+//!   `takeover <= t < end` (the `prev` line below `takeover`);
+//! - a new state takes over exactly at the old state's `end`, continuing the
+//!   old line's value there with the new rate. Readers holding the old state
+//!   may still convert any `t < end` with it, and the new state agrees on
+//!   every such `t` (through `prev`), so it does not matter which of the two
+//!   a reader holds;
+//! - a reader whose `t` is at or past `end` needs a newer state: it takes
+//!   the writers' lock and publishes one itself, or, if another thread holds
+//!   the lock, waits a few microseconds for it, and failing that returns a
+//!   *lower bound* of the new state's value (the old line's value at `end`
+//!   plus 7/8 of the time since, at the old rate). A new rate is never below
+//!   7/8 of the old one, so the bound is never ahead of what a later reading
+//!   returns: the clock slows for that reading, but never stands still or
+//!   steps back. Only a signal handler interrupting the writer, or a writer
+//!   preempted for a while, can cause it.
+//!
+//! Readers reach `trigger` (a little before `end`) first; the first of them
+//! publishes the next state — unless the upkeep thread runs, which does it
+//! before any reader gets there, so that readers only ever load.
+//!
+//! # Source switches
+//! The same rule carries readings across a change of source: the first
+//! millisecond of a process reads `CLOCK_MONOTONIC` while the counter's rate
+//! is measured (no reader ever waits for calibration), and a counter the
+//! kernel demotes at run time is dropped for `CLOCK_MONOTONIC` plus an
+//! offset. An OS-clock state also has an end (in `CLOCK_MONOTONIC`
+//! nanoseconds), and OS-clock readers read the clock *inside* the latch read,
+//! so none reads it after the next state is published. Where a switch takes
+//! over, the new source's readings start [`MARGIN_NS`] plus twice the
+//! sample's bracket ahead of the old source's, which covers the error of
+//! matching the two sources (a bracket and the rate error over a few
+//! milliseconds): readings move forward by about a microsecond, never back.
+//!
+//! # Work off the read path
+//! What a state update costs — a sample (about 10 brackets of `clock_gettime`
+//! around the counter, under a microsecond) or a re-check of the kernel's
+//! clocksource (one `pread`, about a microsecond) — falls on the reader that
+//! reaches `trigger`, once per period (1, 2, 4 … ms in the first second,
+//! then twice a second, alternating the two), or, while the coarse tier's
+//! upkeep thread runs, on that thread alone.
+
+use crate::arch::Probe;
+use crate::calibrate::{self, Sample, Verdict, Window};
+use crate::detect::{self, Decision, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source};
+use crate::latch::{Latch, Taken, WriterLock};
+use crate::scale::Line;
+use crate::{os, UnixTime};
+use core::cell::UnsafeCell;
+use core::fmt;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::time::Duration;
+
+/// How far ahead of the old source a new one starts (see the module docs).
+pub(crate) const MARGIN_NS: u64 = 1_000;
+/// First sync period; periods then follow the rate window, up to `MAX_PERIOD_NS`.
+const MIN_PERIOD_NS: u64 = 1_000_000;
+/// Longest time between two state updates.
+const MAX_PERIOD_NS: u64 = 1_000_000_000;
+/// Without upkeep, readers update at least this often (a sample and a
+/// clocksource check alternate, so each comes once a second).
+const READER_PERIOD_NS: u64 = 500_000_000;
+/// How often the kernel's verdict on the counter is read again.
+pub(crate) const CHECK_PERIOD_NS: u64 = 1_000_000_000;
+/// Longest grace between `trigger` and `end`.
+const MAX_GRACE_NS: u64 = 2_000_000;
+/// While upkeep runs, readers only update if it is this late.
+const UPKEEP_SLACK_NS: u64 = 2_000_000;
+/// Longest wall resync interval (see `set_wall_resync_interval`).
+pub(crate) const MAX_WALL_INTERVAL_NS: u64 = 1 << 40;
+/// The wall line is used only for times well inside the `u64` range of
+/// Unix nanoseconds (so a reading a little before or after its anchor can
+/// neither wrap below 1970 nor above 2554); otherwise the wall reads
+/// `CLOCK_REALTIME`.
+const WALL_GUARD_NS: u64 = 1 << 41;
+
+// ---------------------------------------------------------------------------
+// The state.
+// ---------------------------------------------------------------------------
+
+/// Word positions in the latch. The fast paths' words come first, on one
+/// cache line.
+pub(crate) mod word {
+    /// Counter mode: the counter value where this piece starts. OS mode:
+    /// the `CLOCK_MONOTONIC` value where it starts.
+    pub const TAKEOVER: usize = 0;
+    /// Counter mode: `trigger - takeover`, the range of the read fast path.
+    /// 0 in OS mode, which keeps every fast path away from the counter.
+    pub const SPAN: usize = 1;
+    pub const OFFSET: usize = 2;
+    pub const SLOPE: usize = 3;
+    pub const WALL_OFFSET: usize = 4;
+    pub const WALL_SLOPE: usize = 5;
+    /// Counter value at which a wall reader resyncs; 0: read `CLOCK_REALTIME`.
+    pub const WALL_DEADLINE: usize = 6;
+    pub const MODE: usize = 7;
+    pub const TRIGGER: usize = 8;
+    pub const END: usize = 9;
+    pub const PREV_OFFSET: usize = 10;
+    pub const PREV_SLOPE: usize = 11;
+    /// OS mode: readings are `CLOCK_MONOTONIC + os_offset` (mod 2^64).
+    pub const OS_OFFSET: usize = 12;
+    pub const COUNT: usize = 13;
+}
+
+/// Not published yet (all words zero).
+pub(crate) const MODE_NONE: u64 = 0;
+/// Readings come from `CLOCK_MONOTONIC`.
+pub(crate) const MODE_OS: u64 = 1;
+/// Readings come from the counter.
+pub(crate) const MODE_COUNTER: u64 = 2;
+
+/// What readers see; see the module docs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct State {
+    pub mode: u64,
+    pub takeover: u64,
+    pub trigger: u64,
+    pub end: u64,
+    pub line: Line,
+    pub prev: Line,
+    pub os_offset: u64,
+    pub wall: Line,
+    pub wall_deadline: u64,
+}
+
+impl State {
+    fn to_words(self) -> [u64; word::COUNT] {
+        let mut w = [0; word::COUNT];
+        w[word::MODE] = self.mode;
+        w[word::TAKEOVER] = self.takeover;
+        w[word::SPAN] = if self.mode == MODE_COUNTER {
+            self.trigger.saturating_sub(self.takeover)
+        } else {
+            0
+        };
+        w[word::OFFSET] = self.line.offset;
+        w[word::SLOPE] = self.line.slope;
+        w[word::WALL_OFFSET] = self.wall.offset;
+        w[word::WALL_SLOPE] = self.wall.slope;
+        w[word::WALL_DEADLINE] = self.wall_deadline;
+        w[word::TRIGGER] = self.trigger;
+        w[word::END] = self.end;
+        w[word::PREV_OFFSET] = self.prev.offset;
+        w[word::PREV_SLOPE] = self.prev.slope;
+        w[word::OS_OFFSET] = self.os_offset;
+        w
+    }
+
+    pub(crate) fn from_words(w: &[u64; word::COUNT]) -> State {
+        State {
+            mode: w[word::MODE],
+            takeover: w[word::TAKEOVER],
+            trigger: w[word::TRIGGER],
+            end: w[word::END],
+            line: Line {
+                offset: w[word::OFFSET],
+                slope: w[word::SLOPE],
+            },
+            prev: Line {
+                offset: w[word::PREV_OFFSET],
+                slope: w[word::PREV_SLOPE],
+            },
+            os_offset: w[word::OS_OFFSET],
+            wall: Line {
+                offset: w[word::WALL_OFFSET],
+                slope: w[word::WALL_SLOPE],
+            },
+            wall_deadline: w[word::WALL_DEADLINE],
+        }
+    }
+
+    /// Converts a reading of this state's source (counter ticks, or
+    /// `CLOCK_MONOTONIC` nanoseconds in OS mode).
+    #[inline]
+    pub(crate) fn convert(&self, reading: u64) -> Converted {
+        if reading >= self.end {
+            return Converted::PastEnd;
+        }
+        let due = reading >= self.trigger;
+        let nanos = if self.mode == MODE_OS {
+            reading.wrapping_add(self.os_offset)
+        } else if reading < self.takeover {
+            self.prev.at(reading)
+        } else {
+            self.line.at(reading)
+        };
+        Converted::Nanos { nanos, due }
+    }
+
+    /// A lower bound of what any newer state gives for `reading`, which is
+    /// at or past `end` (see the module docs).
+    pub(crate) fn lower_bound(&self, reading: u64) -> u64 {
+        let (at_end, since) = if self.mode == MODE_OS {
+            (self.end.wrapping_add(self.os_offset), reading - self.end)
+        } else {
+            (
+                self.line.at(self.end),
+                self.line.nanos_for(reading - self.end),
+            )
+        };
+        at_end.wrapping_add(since - (since >> 3))
+    }
+}
+
+/// What converting a reading gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Converted {
+    /// The reading's nanoseconds; `due` when a state update is due.
+    Nanos { nanos: u64, due: bool },
+    /// The reading is past this state's end: a newer state is needed.
+    PastEnd,
+}
+
+/// What a timekeeper reads: the machine's counter and clocks, or, in
+/// tests, simulated ones.
+pub(crate) trait Clocks: Sync {
+    /// The bare counter.
+    fn counter(&self) -> u64;
+    /// The counter, read after every preceding load.
+    fn counter_ordered(&self) -> u64;
+    /// `CLOCK_MONOTONIC` nanoseconds.
+    fn mono(&self) -> u64;
+    /// `CLOCK_REALTIME` nanoseconds (saturated to the `u64` range).
+    fn real(&self) -> u64;
+    /// Detection: what the hardware, the kernel and the environment say.
+    fn observe(&self, fd: &mut Option<i32>) -> Decision;
+    /// The kernel's verdict on the counter, read again.
+    fn verdict(&self, fd: &mut Option<i32>) -> detect::KernelVerdict;
+}
+
+/// The machine's clocks.
+pub(crate) struct Machine;
+
+impl Clocks for Machine {
+    #[inline(always)]
+    fn counter(&self) -> u64 {
+        crate::arch::ticks()
+    }
+    #[inline(always)]
+    fn counter_ordered(&self) -> u64 {
+        crate::arch::ticks_ordered_auto()
+    }
+    #[inline(always)]
+    fn mono(&self) -> u64 {
+        os::monotonic_nanos()
+    }
+    #[inline(always)]
+    fn real(&self) -> u64 {
+        os::realtime_nanos()
+    }
+    fn observe(&self, fd: &mut Option<i32>) -> Decision {
+        let decision = detect::observe(fd);
+        crate::arch::ORDERED_ALT.store(decision.probe.use_alt, Ordering::Relaxed);
+        decision
+    }
+    fn verdict(&self, fd: &mut Option<i32>) -> detect::KernelVerdict {
+        detect::kernel_verdict(fd)
+    }
+}
+
+/// A timekeeper: the published state, the writers' lock, the writer's
+/// bookkeeping and the clocks it samples. The process has one, [`TK`];
+/// tests build others on simulated clocks.
+pub(crate) struct Timekeeper<C: Clocks = Machine> {
+    pub(crate) state: Latch<{ word::COUNT }>,
+    lock: WriterLock,
+    keeper: KeeperCell,
+    pub(crate) clocks: C,
+    /// Whether the upkeep thread runs (it then does the state updates).
+    upkeep: AtomicBool,
+    /// The `CLOCK_MONOTONIC` time at which the upkeep thread should update next.
+    upkeep_due: AtomicU64,
+    /// The wall resync interval (0 = default).
+    wall_interval: AtomicU64,
+}
+
+/// The process's timekeeper.
+pub(crate) static TK: Timekeeper<Machine> = Timekeeper::new(Machine);
+
+impl<C: Clocks> Timekeeper<C> {
+    pub(crate) const fn new(clocks: C) -> Timekeeper<C> {
+        Timekeeper {
+            state: Latch::new(),
+            lock: WriterLock::new(),
+            keeper: KeeperCell(UnsafeCell::new(Keeper::new())),
+            clocks,
+            upkeep: AtomicBool::new(false),
+            upkeep_due: AtomicU64::new(0),
+            wall_interval: AtomicU64::new(0),
+        }
+    }
+
+    /// The published state (all zeros, `MODE_NONE`, before the first).
+    pub(crate) fn state(&self) -> State {
+        State::from_words(&self.state.snapshot())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The writer.
+// ---------------------------------------------------------------------------
+
+/// The writer's private bookkeeping, touched only under `LOCK`.
+#[derive(Clone, Copy)]
+struct Keeper {
+    decision: Option<Decision>,
+    /// The last state written.
+    state: State,
+    window: Window,
+    /// Tightest bracket seen (a yardstick for preempted ones).
+    min_width: u64,
+    period_ns: u64,
+    /// The newest accepted rate (the next piece's slope).
+    rate: u64,
+    suspect: Option<u64>,
+    refinements: u32,
+    /// The window the rate in use was measured over (0: published frequency).
+    window_ns: u64,
+    origin: FreqOrigin,
+    clocksource_fd: Option<i32>,
+    next_check_mono: u64,
+    last_was_check: bool,
+    first_mono: u64,
+    counter_since_mono: Option<u64>,
+    demoted_at: Option<u64>,
+}
+
+impl Keeper {
+    const fn new() -> Keeper {
+        Keeper {
+            decision: None,
+            state: State {
+                mode: MODE_NONE,
+                takeover: 0,
+                trigger: 0,
+                end: 0,
+                line: Line {
+                    offset: 0,
+                    slope: 0,
+                },
+                prev: Line {
+                    offset: 0,
+                    slope: 0,
+                },
+                os_offset: 0,
+                wall: Line {
+                    offset: 0,
+                    slope: 0,
+                },
+                wall_deadline: 0,
+            },
+            window: Window::new(),
+            min_width: u64::MAX,
+            period_ns: MIN_PERIOD_NS,
+            rate: 0,
+            suspect: None,
+            refinements: 0,
+            window_ns: 0,
+            origin: FreqOrigin::Pending,
+            clocksource_fd: None,
+            next_check_mono: 0,
+            last_was_check: false,
+            first_mono: 0,
+            counter_since_mono: None,
+            demoted_at: None,
+        }
+    }
+}
+
+struct KeeperCell(UnsafeCell<Keeper>);
+// SAFETY: the Keeper is only accessed through `Writer`, which exists only
+// while its timekeeper's lock is held by the current thread, so accesses
+// never overlap.
+unsafe impl Sync for KeeperCell {}
+
+/// The held lock and the bookkeeping it guards; unlocks when dropped.
+struct Writer<'a, C: Clocks> {
+    tk: &'a Timekeeper<C>,
+    keeper: &'a mut Keeper,
+}
+
+impl<'a, C: Clocks> Writer<'a, C> {
+    fn from(tk: &'a Timekeeper<C>, taken: Taken) -> Writer<'a, C> {
+        // SAFETY: the caller holds `tk.lock` (it just took it), so no other
+        // `Writer` of this timekeeper exists and nothing else touches its
+        // Keeper until this one is dropped.
+        let keeper = unsafe { &mut *tk.keeper.0.get() };
+        if taken == Taken::FromParent {
+            // This is a child forked while a thread of the parent wrote:
+            // the bookkeeping may be half-updated. Start it again from what
+            // readers see (the latch repairs itself on the next write).
+            let decision = keeper.decision;
+            let fd = keeper.clocksource_fd;
+            *keeper = Keeper::new();
+            keeper.state = tk.state();
+            keeper.decision = if keeper.state.mode == MODE_NONE {
+                None
+            } else {
+                decision
+            };
+            keeper.clocksource_fd = fd;
+            keeper.period_ns = MIN_PERIOD_NS;
+            keeper.rate = keeper.state.line.slope;
+        }
+        Writer { tk, keeper }
+    }
+
+    fn try_new(tk: &'a Timekeeper<C>) -> Option<Writer<'a, C>> {
+        tk.lock.try_lock().map(|taken| Writer::from(tk, taken))
+    }
+
+    fn new(tk: &'a Timekeeper<C>) -> Writer<'a, C> {
+        let taken = tk.lock.lock();
+        Writer::from(tk, taken)
+    }
+
+    fn publish(&mut self, state: State) {
+        self.tk.state.write(&state.to_words());
+        self.keeper.state = state;
+    }
+
+    fn sample(&self) -> Sample {
+        let c = &self.tk.clocks;
+        calibrate::sample(|| c.counter_ordered(), || c.mono(), || c.real())
+    }
+
+    fn now_ticks(&self) -> u64 {
+        self.tk.clocks.counter_ordered()
+    }
+
+    fn mono(&self) -> u64 {
+        self.tk.clocks.mono()
+    }
+}
+
+impl<C: Clocks> Drop for Writer<'_, C> {
+    fn drop(&mut self) {
+        self.tk.lock.unlock();
+    }
+}
+
+/// Why a state update is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// A reader's counter value (or OS reading) reached `trigger`.
+    Trigger(u64),
+    /// A reader's reading is past `end`.
+    PastEnd(u64),
+    /// A wall reader's counter value reached the wall deadline.
+    Wall(u64),
+}
+
+impl<C: Clocks> Timekeeper<C> {
+    /// A reader asks for a state update; never waits. Returns whether this
+    /// thread got the lock (and so the state is now up to date).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn update_from_reader(&self, due: Due) -> bool {
+        let Some(mut w) = Writer::try_new(self) else {
+            return false;
+        };
+        if w.keeper.state.mode == MODE_NONE {
+            w.detect();
+            return true;
+        }
+        // Re-check under the lock, against what was actually read: another
+        // thread may have updated in the meantime.
+        let s = w.keeper.state;
+        let still_due = match due {
+            Due::Trigger(r) => r >= s.trigger,
+            Due::PastEnd(r) => r >= s.end,
+            Due::Wall(t) => s.mode == MODE_COUNTER && s.wall_deadline != 0 && t >= s.wall_deadline,
+        };
+        if still_due {
+            w.update(Cause::Reader(due));
+        }
+        true
+    }
+
+    /// Runs detection and publishes the first state if nothing has; never
+    /// waits. Returns false when another thread is doing it right now (its
+    /// first state reads `CLOCK_MONOTONIC` with no offset, which the caller
+    /// can read directly meanwhile).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn ensure_published(&self) -> bool {
+        if self.state.is_published() {
+            return true;
+        }
+        match Writer::try_new(self) {
+            Some(mut w) => {
+                if w.keeper.state.mode == MODE_NONE {
+                    w.detect();
+                }
+                true
+            }
+            None => self.state.is_published(),
+        }
+    }
+
+    /// Waits until the first state is published (not for read paths).
+    fn published(&self) {
+        while !self.ensure_published() {
+            os::yield_now();
+        }
+    }
+
+    /// Whether the counter is, or is about to be, the source (false while
+    /// the first state is being published by another thread).
+    pub(crate) fn counter_chosen(&self) -> bool {
+        self.ensure_published();
+        let s = self.state();
+        s.mode == MODE_COUNTER || (s.mode == MODE_OS && s.trigger != u64::MAX)
+    }
+
+    /// The upkeep thread's turn: updates the state if due, re-checks the
+    /// kernel's verdict every second, and re-anchors the wall tier at once
+    /// when `clock_was_set`. Returns the `CLOCK_MONOTONIC` time of its next
+    /// turn.
+    pub(crate) fn upkeep_turn(&self, clock_was_set: bool) -> u64 {
+        self.published();
+        let mut w = Writer::new(self);
+        let now = w.mono();
+        let s = w.keeper.state;
+        let counter = s.mode == MODE_COUNTER;
+        let warming = s.mode == MODE_OS && s.trigger != u64::MAX;
+        let due = self.upkeep_due.load(Ordering::Relaxed);
+        if (counter && (clock_was_set || now >= due)) || (warming && now >= s.trigger) {
+            w.update(Cause::Upkeep);
+        } else if counter && w.follows_kernel() && now >= w.keeper.next_check_mono {
+            w.check_kernel();
+        }
+        let s = w.keeper.state;
+        if s.mode == MODE_COUNTER {
+            self.upkeep_due
+                .load(Ordering::Relaxed)
+                .min(w.keeper.next_check_mono)
+        } else if s.trigger != u64::MAX {
+            s.trigger
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// The upkeep thread started or stopped: the schedule changes.
+    pub(crate) fn set_upkeep(&self, running: bool) {
+        self.upkeep.store(running, Ordering::Relaxed);
+        self.upkeep_due.store(0, Ordering::Relaxed);
+    }
+
+    /// A state update now (recalibrate, resync, a new interval).
+    fn force_update(&self) {
+        self.published();
+        Writer::new(self).update(Cause::Forced);
+    }
+
+    /// Waits out the first millisecond, if it is not over, and switches to
+    /// the counter (not for read paths).
+    fn finish_warm_up(&self) {
+        self.published();
+        loop {
+            let s = self.state();
+            if s.mode != MODE_OS || s.trigger == u64::MAX {
+                return;
+            }
+            while self.clocks.mono() < s.trigger {
+                core::hint::spin_loop();
+            }
+            Writer::new(self).update(Cause::Forced);
+        }
+    }
+
+    /// See [`recalibrate`].
+    fn recalibrate(&self) {
+        self.published();
+        let restarted = {
+            let w = Writer::new(self);
+            let counter = w.keeper.state.mode == MODE_COUNTER;
+            if counter {
+                let s = w.sample();
+                w.keeper.window.clear();
+                w.keeper.window.push(s);
+                w.keeper.suspect = None;
+                w.keeper.period_ns = MIN_PERIOD_NS;
+            }
+            counter.then(|| w.mono())
+        };
+        // Measure over a fresh millisecond, without holding the lock.
+        if let Some(start) = restarted {
+            while self.clocks.mono() < start + MIN_PERIOD_NS {
+                core::hint::spin_loop();
+            }
+            self.force_update();
+        }
+    }
+
+    fn set_wall_interval(&self, ns: u64) {
+        self.wall_interval.store(ns, Ordering::Relaxed);
+        self.force_update();
+    }
+
+    fn upkeep_slack(&self) -> u64 {
+        if self.upkeep.load(Ordering::Relaxed) {
+            UPKEEP_SLACK_NS
+        } else {
+            0
+        }
+    }
+
+    fn wall_interval_ns(&self) -> u64 {
+        match self.wall_interval.load(Ordering::Relaxed) {
+            0 => DEFAULT_WALL_INTERVAL_NS,
+            ns => ns,
+        }
+    }
+
+    /// What [`clock_info`] reports.
+    fn info(&self) -> ClockInfo {
+        self.finish_warm_up();
+        let k: Keeper = *Writer::new(self).keeper;
+        let d = k.decision.expect("published implies decided");
+        let counter = d.fallback.is_none();
+        let probe: Probe = d.probe;
+        ClockInfo {
+            source: if counter { Source::Counter } else { Source::Os },
+            counter: probe.counter,
+            ordered_read: if !counter {
+                "clock_gettime(CLOCK_MONOTONIC)"
+            } else if probe.use_alt {
+                probe.ordered_read_alt
+            } else {
+                probe.ordered_read
+            },
+            freq_hz: match (k.state.mode, counter) {
+                (MODE_COUNTER, _) => k.state.line.freq_hz(),
+                (_, false) => 1_000_000_000,
+                _ => 0,
+            },
+            freq_origin: k.origin,
+            published_freq_hz: probe.freq.map(|(hz, _)| hz),
+            calibration_baseline: Duration::from_nanos(if k.origin == FreqOrigin::Measured {
+                k.window_ns
+            } else {
+                0
+            }),
+            calibration_time: Duration::from_nanos(
+                k.counter_since_mono
+                    .map_or(0, |at| at.saturating_sub(k.first_mono)),
+            ),
+            refinements: k.refinements,
+            fallback: d.fallback,
+            demoted_at: k.demoted_at.map(UnixTime::from_nanos),
+            env_override: d.env,
+            kernel_clocksource: d.clocksource,
+            invariant: probe.invariant,
+            monotonic_mode: crate::precise::monotonic_mode(),
+            upkeep: self.upkeep.load(Ordering::Relaxed),
+            hypervisor: probe.hypervisor,
+        }
+    }
+}
+
+/// The default wall resync interval.
+const DEFAULT_WALL_INTERVAL_NS: u64 = 1_000_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    Reader(Due),
+    Upkeep,
+    Forced,
+}
+
+impl<C: Clocks> Writer<'_, C> {
+    fn follows_kernel(&self) -> bool {
+        self.keeper.decision.is_some_and(|d| d.follows_kernel())
+    }
+
+    /// Whether a sample's brackets were all wide (the thread was preempted
+    /// or interrupted in each): its moment is too uncertain to use.
+    fn preempted(&self, s: &Sample) -> bool {
+        s.width > 4 * self.keeper.min_width.min(s.width) + 200
+    }
+
+    /// Observes the machine and publishes the first state: the OS clock
+    /// (for good, or while the counter's rate is measured), then at once
+    /// the counter when the hardware publishes its frequency.
+    fn detect(&mut self) {
+        let decision = self.tk.clocks.observe(&mut self.keeper.clocksource_fd);
+        self.keeper.decision = Some(decision);
+        let first = self.sample();
+        let k = &mut *self.keeper;
+        k.first_mono = first.mono;
+        k.next_check_mono = first.mono + CHECK_PERIOD_NS;
+        let counter = decision.fallback.is_none();
+        let (trigger, end) = if counter {
+            k.window.push(first);
+            k.min_width = first.width;
+            k.origin = FreqOrigin::Pending;
+            let promote_at = match decision.probe.freq {
+                Some(_) => first.mono,
+                None => first.mono + MIN_PERIOD_NS,
+            };
+            (promote_at, promote_at + grace(MIN_PERIOD_NS))
+        } else {
+            k.origin = FreqOrigin::Os;
+            (u64::MAX, u64::MAX)
+        };
+        self.publish(State {
+            mode: MODE_OS,
+            trigger,
+            end,
+            ..State::default()
+        });
+        if let (true, Some((hz, origin))) = (counter, decision.probe.freq) {
+            let slope = Line::slope_of_freq(hz).ok_or(Fallback::TooSlow);
+            self.promote(first, slope, origin);
+        }
+    }
+
+    /// One state update.
+    fn update(&mut self, cause: Cause) {
+        if self.keeper.decision.is_none() {
+            return;
+        }
+        let s = self.keeper.state;
+        if s.mode == MODE_OS {
+            if s.trigger != u64::MAX && self.mono() >= s.trigger {
+                self.warm_up_step();
+            }
+            return;
+        }
+        // Readers without upkeep alternate a sample with a re-check of the
+        // kernel's verdict, so neither costs a reader more than about a
+        // microsecond.
+        let check_due = self.follows_kernel() && self.mono() >= self.keeper.next_check_mono;
+        if check_due && matches!(cause, Cause::Reader(_)) && !self.keeper.last_was_check {
+            self.keeper.last_was_check = true;
+            if !self.check_kernel() {
+                // Nothing measured: the next piece, at the rate in use.
+                let next = self.next_piece(self.now_ticks());
+                self.publish(next);
+            }
+            return;
+        }
+        self.keeper.last_was_check = false;
+        if check_due && cause == Cause::Upkeep && self.check_kernel() {
+            return;
+        }
+        let sample = self.sample();
+        self.measure(&sample);
+        // A new piece can only follow one that has started: a reader holding
+        // the next state converts counter values below its take-over point
+        // with `prev`, the current line, which must be the right one there.
+        // (Readers only get here past `trigger`, which is past the take-over;
+        // forced, wall and upkeep updates can come earlier.)
+        let next = if sample.ticks >= s.takeover {
+            self.next_piece(sample.ticks)
+        } else {
+            if self.tk.upkeep.load(Ordering::Relaxed) {
+                let wait = s.line.nanos_for(s.takeover - sample.ticks);
+                let due = sample.mono.saturating_add(wait);
+                self.tk.upkeep_due.store(due, Ordering::Relaxed);
+            }
+            s
+        };
+        let (wall, wall_deadline) = self.wall_line(&sample, next.trigger);
+        self.publish(State {
+            wall,
+            wall_deadline,
+            ..next
+        });
+    }
+
+    /// Warm-up: the first window (at least a millisecond) gives the rate,
+    /// and the counter takes over from the OS clock.
+    fn warm_up_step(&mut self) {
+        let sample = self.sample();
+        self.keeper.min_width = self.keeper.min_width.min(sample.width);
+        if self.preempted(&sample) {
+            // Try again a little later; the OS state just moves its end.
+            let s = self.keeper.state;
+            let trigger = sample.mono + MIN_PERIOD_NS / 4;
+            self.publish(State {
+                trigger,
+                end: trigger + grace(MIN_PERIOD_NS),
+                ..s
+            });
+            return;
+        }
+        let slope = match self.keeper.window.first() {
+            Some(first) if sample.ticks > first.ticks && sample.mono > first.mono => {
+                Line::slope(sample.mono - first.mono, sample.ticks - first.ticks)
+                    .ok_or(Fallback::TooSlow)
+            }
+            _ => Err(Fallback::Stalled),
+        };
+        self.promote(sample, slope, FreqOrigin::Measured);
+    }
+
+    /// Reads the kernel's verdict again; demotes the counter (and returns
+    /// true) when it no longer vouches for it.
+    fn check_kernel(&mut self) -> bool {
+        let verdict = self.tk.clocks.verdict(&mut self.keeper.clocksource_fd);
+        self.keeper.next_check_mono = self.mono() + CHECK_PERIOD_NS;
+        let Some(decision) = self.keeper.decision.as_mut() else {
+            return false;
+        };
+        if let detect::KernelVerdict::Clocksource(cs) = verdict {
+            decision.clocksource = Some(cs);
+        }
+        match decision.recheck(verdict) {
+            Some(reason) => {
+                self.demote(reason);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes a measurement into account (`keeper.rate`, the window).
+    fn measure(&mut self, s: &Sample) {
+        self.keeper.min_width = self.keeper.min_width.min(s.width);
+        if self.preempted(s) {
+            return;
+        }
+        let k = &mut *self.keeper;
+        let measured = k
+            .window
+            .start_for(s)
+            .map(|start| (calibrate::slope_between(start, s), s.mono - start.mono));
+        match measured {
+            Some((Some(slope), window_ns)) if window_ns >= MIN_PERIOD_NS => {
+                match calibrate::judge(k.rate, slope, k.suspect) {
+                    Verdict::Accept(slope) => {
+                        k.rate = slope;
+                        k.suspect = None;
+                        k.window.push(*s);
+                        k.window_ns = window_ns;
+                        k.origin = FreqOrigin::Measured;
+                        k.refinements = k.refinements.saturating_add(1);
+                        k.period_ns = window_ns.clamp(MIN_PERIOD_NS, MAX_PERIOD_NS);
+                    }
+                    Verdict::Suspect(slope) => {
+                        k.suspect = Some(slope);
+                        k.window.clear();
+                        k.window.push(*s);
+                        k.period_ns = MIN_PERIOD_NS.max(k.period_ns / 4);
+                    }
+                }
+            }
+            Some((None, _)) => {
+                // The counter or the OS clock did not advance over the
+                // window (a suspend?): start a new one.
+                k.window.clear();
+                k.window.push(*s);
+            }
+            _ => k.window.push(*s),
+        }
+    }
+
+    /// The wall line through a sample, and its deadline (0 sends wall
+    /// readers to `CLOCK_REALTIME`); `next_trigger` is when the next update
+    /// comes anyway.
+    fn wall_line(&self, s: &Sample, next_trigger: u64) -> (Line, u64) {
+        let old = self.keeper.state;
+        let slope = self.keeper.rate;
+        if self.preempted(s) {
+            // Keep the old line until the next update.
+            let keep = old.wall_deadline != 0;
+            return (old.wall, if keep { next_trigger.max(1) } else { 0 });
+        }
+        if s.real < WALL_GUARD_NS || s.real > u64::MAX - WALL_GUARD_NS {
+            return (Line { offset: 0, slope }, 0);
+        }
+        let line = Line::through(s.ticks, s.real, slope);
+        let interval = self.tk.wall_interval_ns() + self.tk.upkeep_slack();
+        let deadline = s.ticks.saturating_add(line.ticks_for(interval)).max(1);
+        (line, deadline)
+    }
+
+    /// The next counter piece, taking over where the current one ends, at
+    /// the newest rate (never below 7/8 of the current one), and the
+    /// schedule of the update after it. The wall words are the current ones.
+    fn next_piece(&mut self, now: u64) -> State {
+        let s = self.keeper.state;
+        let slope = self.keeper.rate.max(calibrate::floor(s.line.slope));
+        let takeover = s.end;
+        let line = Line::through(takeover, s.line.at(takeover), slope);
+        let period = self.keeper.period_ns.min(self.tk.wall_interval_ns());
+        let period = if self.tk.upkeep.load(Ordering::Relaxed) {
+            let due = self.mono().saturating_add(period);
+            self.tk.upkeep_due.store(due, Ordering::Relaxed);
+            period + UPKEEP_SLACK_NS
+        } else if self.follows_kernel() {
+            period.min(READER_PERIOD_NS)
+        } else {
+            period
+        };
+        let trigger = now.saturating_add(line.ticks_for(period)).max(takeover);
+        let end = trigger.saturating_add(line.ticks_for(grace(period)).max(1));
+        State {
+            mode: MODE_COUNTER,
+            takeover,
+            trigger,
+            end,
+            line,
+            prev: s.line,
+            os_offset: 0,
+            ..s
+        }
+    }
+
+    /// Switches from the OS clock to the counter where the OS state ends.
+    fn promote(&mut self, s: Sample, slope: Result<u64, Fallback>, origin: FreqOrigin) {
+        let slope = match slope {
+            Ok(slope) => slope,
+            Err(reason) => return self.stay_on_os(reason),
+        };
+        let old = self.keeper.state;
+        // The counter value matching the OS state's end, and the value it
+        // continues from there (see "Source switches").
+        let rate = Line { offset: 0, slope };
+        let takeover = if old.end >= s.mono {
+            s.ticks.saturating_add(rate.ticks_for(old.end - s.mono))
+        } else {
+            s.ticks.saturating_sub(rate.ticks_for(s.mono - old.end))
+        };
+        let value = old
+            .end
+            .wrapping_add(old.os_offset)
+            .wrapping_add(switch_margin(&s));
+        let line = Line::through(takeover, value, slope);
+        let k = &mut *self.keeper;
+        k.rate = slope;
+        k.origin = origin;
+        k.counter_since_mono = Some(s.mono);
+        if origin == FreqOrigin::Measured {
+            k.window_ns = k
+                .window
+                .first()
+                .map_or(0, |f| s.mono.saturating_sub(f.mono));
+            k.window.push(s);
+            k.refinements = k.refinements.saturating_add(1);
+        }
+        k.period_ns = k.window_ns.clamp(MIN_PERIOD_NS, MAX_PERIOD_NS);
+        // The piece being replaced, as `next_piece` sees it: it ends (and
+        // the new line starts) at the take-over point.
+        k.state = State {
+            mode: MODE_COUNTER,
+            end: takeover,
+            line,
+            ..old
+        };
+        let next = self.next_piece(s.ticks);
+        let (wall, wall_deadline) = self.wall_line(&s, next.trigger);
+        self.publish(State {
+            wall,
+            wall_deadline,
+            ..next
+        });
+    }
+
+    /// Publishes the OS clock for good, continuing the current readings.
+    fn stay_on_os(&mut self, reason: Fallback) {
+        if let Some(d) = self.keeper.decision.as_mut() {
+            d.fallback = Some(reason);
+        }
+        self.keeper.origin = FreqOrigin::Os;
+        let old = self.keeper.state;
+        self.publish(State {
+            mode: MODE_OS,
+            trigger: u64::MAX,
+            end: u64::MAX,
+            ..old
+        });
+    }
+
+    /// Switches from the counter to the OS clock where the counter state
+    /// ends, for good (the kernel no longer vouches for the counter).
+    fn demote(&mut self, reason: Fallback) {
+        let s = self.sample();
+        let old = self.keeper.state;
+        // The CLOCK_MONOTONIC value matching the old state's end.
+        let takeover = if old.end >= s.ticks {
+            s.mono.saturating_add(old.line.nanos_for(old.end - s.ticks))
+        } else {
+            s.mono.saturating_sub(old.line.nanos_for(s.ticks - old.end))
+        };
+        let value = old.line.at(old.end).wrapping_add(switch_margin(&s));
+        let k = &mut *self.keeper;
+        k.demoted_at = Some(s.real);
+        if let Some(d) = k.decision.as_mut() {
+            d.fallback = Some(reason);
+        }
+        k.origin = FreqOrigin::Os;
+        self.publish(State {
+            mode: MODE_OS,
+            takeover,
+            trigger: u64::MAX,
+            end: u64::MAX,
+            os_offset: value.wrapping_sub(takeover),
+            wall_deadline: 0,
+            ..old
+        });
+    }
+}
+
+/// How far ahead of the old source a new one starts: `MARGIN_NS` plus the
+/// sample's bracket, twice (see "Source switches").
+fn switch_margin(s: &Sample) -> u64 {
+    MARGIN_NS + 2 * s.width.min(1_000_000)
+}
+
+/// Grace between `trigger` and `end` for a period.
+const fn grace(period_ns: u64) -> u64 {
+    let g = period_ns / 4;
+    if g < MAX_GRACE_NS {
+        g
+    } else {
+        MAX_GRACE_NS
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The process's timekeeper, for the tiers and the public API.
+// ---------------------------------------------------------------------------
+
+/// See [`Timekeeper::counter_chosen`].
+pub(crate) fn counter_chosen() -> bool {
+    TK.counter_chosen()
+}
+
+/// Re-measures the counter's rate over a fresh window, now, and returns the
+/// updated [`ClockInfo`].
+///
+/// fastnow measures the rate continuously (over the most recent second, see
+/// the crate docs), so most programs never need this. Call it after an event
+/// that may have changed the counter's relation to the kernel clock, such as
+/// a resume from suspend or a live migration: it restarts the measurement
+/// with a one-millisecond window (taking about a millisecond, without
+/// holding anything readers wait for) and then lets windows grow again.
+/// With the OS clock it does nothing. Not async-signal-safe.
+pub fn recalibrate() -> ClockInfo {
+    TK.recalibrate();
+    clock_info()
+}
+
+/// Re-anchors the wall tier to `CLOCK_REALTIME` now, e.g. right after the
+/// program itself set the system clock. Not async-signal-safe.
+pub fn resync_wall() {
+    TK.force_update();
+}
+
+/// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s).
+///
+/// A zero interval is treated as 1 ns (every update), and intervals over
+/// 2^40 ns (18 minutes) as 2^40 ns. Shorter intervals follow clock steps
+/// sooner; each re-anchoring costs about a microsecond on the reader that
+/// does it, or nothing on readers while the upkeep thread runs (which also
+/// follows steps within milliseconds by itself; see
+/// [`start_upkeep`](crate::start_upkeep)). Not async-signal-safe.
+pub fn set_wall_resync_interval(interval: Duration) {
+    let ns = u64::try_from(interval.as_nanos())
+        .unwrap_or(u64::MAX)
+        .clamp(1, MAX_WALL_INTERVAL_NS);
+    TK.set_wall_interval(ns);
+}
+
+/// A snapshot of the precise tier's configuration and calibration.
+///
+/// Runs detection if nothing has read the clock yet, and finishes the first
+/// calibration if the process is younger than a millisecond (waiting out the
+/// rest of it), so what it reports is the rate in use. Otherwise cheap (a
+/// lock and a copy), but not meant for the hot path, and not
+/// async-signal-safe.
+pub fn clock_info() -> ClockInfo {
+    TK.info()
+}
+
+/// Everything fastnow decided about the precise clocks, for logs and reports.
+///
+/// ```
+/// let info = fastnow::clock_info();
+/// println!("{info}");
+/// if let Some(why) = info.fallback {
+///     eprintln!("fastnow uses the OS clock: {why}");
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ClockInfo {
+    /// The source the precise clocks read (during a process's first
+    /// millisecond the counter is chosen but not yet in use: see
+    /// [`FreqOrigin::Pending`]).
+    pub source: Source,
+    /// The hardware counter's name, if the target has one (even when unused).
+    pub counter: Option<&'static str>,
+    /// The instruction sequence behind `OrderedInstant` (and ordered
+    /// `MonotonicInstant` reads) when the counter is in use.
+    pub ordered_read: &'static str,
+    /// Ticks per second in use for conversions (1e9 for the OS clock, 0
+    /// while the counter's rate is pending).
+    pub freq_hz: u64,
+    /// How `freq_hz` was obtained.
+    pub freq_origin: FreqOrigin,
+    /// The frequency the hardware published, if any.
+    pub published_freq_hz: Option<u64>,
+    /// The window of `CLOCK_MONOTONIC` the rate in use was measured over
+    /// (zero unless `freq_origin` is `Measured`; a second once the process
+    /// has run a second).
+    pub calibration_baseline: Duration,
+    /// How long the process read the OS clock before the counter took over
+    /// (the warm-up; zero when the hardware publishes its frequency).
+    pub calibration_time: Duration,
+    /// How many times the rate was measured since start-up.
+    pub refinements: u32,
+    /// Why the OS clock is used, when it is.
+    pub fallback: Option<Fallback>,
+    /// When the kernel's change of mind moved the clocks from the counter to
+    /// the OS clock at run time (`None` if that did not happen).
+    pub demoted_at: Option<UnixTime>,
+    /// What `FASTNOW_CLOCK` said.
+    pub env_override: EnvOverride,
+    /// The kernel's clocksource at the last check (Linux x86 only).
+    pub kernel_clocksource: Option<detect::Clocksource>,
+    /// Whether the counter is invariant.
+    pub invariant: bool,
+    /// The current `MonotonicInstant` strategy.
+    pub monotonic_mode: MonotonicMode,
+    /// Whether the upkeep thread does the state updates (readers then only load).
+    pub upkeep: bool,
+    hypervisor: Option<[u8; 12]>,
+}
+
+impl ClockInfo {
+    /// The hypervisor's vendor signature (e.g. `"KVMKVMKVM"`), when it reports one.
+    pub fn hypervisor(&self) -> Option<&str> {
+        let sig = self.hypervisor.as_ref()?;
+        let end = sig.iter().position(|&b| b == 0).unwrap_or(sig.len());
+        core::str::from_utf8(&sig[..end]).ok()
+    }
+}
+
+impl fmt::Display for ClockInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.source, self.freq_origin) {
+            (Source::Counter, FreqOrigin::Pending) => write!(
+                f,
+                "counter {} (being calibrated; OS clock meanwhile",
+                self.counter.unwrap_or("?")
+            )?,
+            (Source::Counter, _) => write!(
+                f,
+                "counter {} at {} Hz ({:?}",
+                self.counter.unwrap_or("?"),
+                self.freq_hz,
+                self.freq_origin
+            )?,
+            (Source::Os, _) => write!(f, "OS clock (CLOCK_MONOTONIC")?,
+        }
+        if self.calibration_baseline > Duration::ZERO {
+            write!(f, " over {:?}", self.calibration_baseline)?;
+        }
+        f.write_str(")")?;
+        if let Some(why) = self.fallback {
+            write!(f, "; fallback: {why}")?;
+        }
+        if let Some(at) = self.demoted_at {
+            write!(
+                f,
+                " (since Unix time {}.{:09})",
+                at.as_secs(),
+                at.subsec_nanos()
+            )?;
+        }
+        if let Some(hv) = self.hypervisor() {
+            write!(f, "; hypervisor {hv}")?;
+        }
+        if self.env_override == EnvOverride::Invalid {
+            f.write_str("; FASTNOW_CLOCK ignored (valid values: counter, os)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

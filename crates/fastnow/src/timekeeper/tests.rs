@@ -1,0 +1,568 @@
+//! The timekeeper on a simulated machine: a counter at a fixed frequency, a
+//! `CLOCK_MONOTONIC` whose rate NTP changes (frequency corrections, tick
+//! slews), a `CLOCK_REALTIME` that can be stepped, a kernel that can demote
+//! the counter. The real read and update paths run against it, in random
+//! scenarios, and every promise of the module docs is checked:
+//!
+//! - readings never step back, and a reader holding an older state converts
+//!   any counter value it may convert exactly as the newest state does (one
+//!   non-decreasing function, across every update, forced or not);
+//! - a reader that cannot get a newer state returns a lower bound of it;
+//! - intervals follow `CLOCK_MONOTONIC`'s current rate, and the wall tier
+//!   stays within its bounds of `CLOCK_REALTIME` (steady state, after a rate
+//!   change, after a step);
+//! - the counter is dropped when the kernel demotes it, without a step back.
+
+use super::*;
+use crate::arch::Probe;
+use crate::detect::{Clocksource, KernelVerdict};
+use std::prelude::v1::*;
+use std::sync::Mutex;
+
+const FREQ: u64 = 2_445_405_696;
+const S: u64 = 1_000_000_000;
+
+/// The simulated machine. Every clock read advances true time by `step`.
+struct World {
+    tau: u64,
+    step: u64,
+    seg_tau: u64,
+    seg_mono: u64,
+    /// CLOCK_MONOTONIC's rate against true time, in parts per billion.
+    rate_ppb: i64,
+    real_minus_mono: i128,
+    verdict: KernelVerdict,
+    published_freq: Option<u64>,
+    /// Every Nth bracket read takes this much longer (a preempted thread).
+    hiccup_every: u64,
+    hiccup_ns: u64,
+    reads: u64,
+}
+
+impl World {
+    fn mono_at(&self, tau: u64) -> u64 {
+        let d = (tau - self.seg_tau) as i128;
+        (self.seg_mono as i128 + d + d * self.rate_ppb as i128 / 1_000_000_000) as u64
+    }
+
+    fn ticks_at(&self, tau: u64) -> u64 {
+        1_000_000_000_000 + (tau as u128 * FREQ as u128 / S as u128) as u64
+    }
+
+    fn real_at(&self, tau: u64) -> u64 {
+        (self.mono_at(tau) as i128 + self.real_minus_mono).clamp(0, u64::MAX as i128) as u64
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.reads += 1;
+        self.tau += self.step;
+        if self.hiccup_every != 0 && self.reads % self.hiccup_every == 0 {
+            self.tau += self.hiccup_ns;
+        }
+        self.tau
+    }
+
+    fn set_rate(&mut self, ppb: i64) {
+        self.seg_mono = self.mono_at(self.tau);
+        self.seg_tau = self.tau;
+        self.rate_ppb = ppb;
+    }
+}
+
+struct Sim(Mutex<World>);
+
+impl Sim {
+    fn new(published_freq: Option<u64>) -> Sim {
+        Sim(Mutex::new(World {
+            tau: 5 * S,
+            step: 11,
+            seg_tau: 0,
+            seg_mono: 3 * S,
+            rate_ppb: 0,
+            real_minus_mono: 1_700_000_000 * S as i128,
+            verdict: KernelVerdict::Clocksource(Clocksource::new(b"tsc")),
+            published_freq,
+            hiccup_every: 0,
+            hiccup_ns: 0,
+            reads: 0,
+        }))
+    }
+
+    fn w(&self) -> std::sync::MutexGuard<'_, World> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl Clocks for Sim {
+    fn counter(&self) -> u64 {
+        let mut w = self.w();
+        let tau = w.tick();
+        w.ticks_at(tau)
+    }
+    fn counter_ordered(&self) -> u64 {
+        self.counter()
+    }
+    fn mono(&self) -> u64 {
+        let mut w = self.w();
+        let tau = w.tick();
+        w.mono_at(tau)
+    }
+    fn real(&self) -> u64 {
+        let mut w = self.w();
+        let tau = w.tick();
+        w.real_at(tau)
+    }
+    fn observe(&self, fd: &mut Option<i32>) -> Decision {
+        let w = self.w();
+        let probe = Probe {
+            counter: Some("simulated"),
+            invariant: true,
+            freq: w.published_freq.map(|hz| (hz, FreqOrigin::Cpuid)),
+            ordered_read: "sim",
+            ordered_read_alt: "sim",
+            use_alt: false,
+            hypervisor: None,
+            disabled: false,
+        };
+        drop(w);
+        let verdict = self.verdict(fd);
+        Decision {
+            probe,
+            clocksource: match verdict {
+                KernelVerdict::Clocksource(cs) => Some(cs),
+                _ => None,
+            },
+            env: EnvOverride::Unset,
+            fallback: detect::decide(&probe, verdict, EnvOverride::Unset),
+        }
+    }
+    fn verdict(&self, _fd: &mut Option<i32>) -> KernelVerdict {
+        self.w().verdict
+    }
+}
+
+/// xorshift64*, seeded by proptest.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Log-uniform in [lo, hi).
+    fn log(&mut self, lo: u64, hi: u64) -> u64 {
+        let (a, b) = ((lo as f64).ln(), (hi as f64).ln());
+        let x = a + (b - a) * (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        (x.exp() as u64).clamp(lo, hi - 1)
+    }
+}
+
+/// What a scenario saw, for the checks at the end.
+#[derive(Default)]
+struct Log {
+    /// (true time, reading) of every fresh precise reading.
+    reads: Vec<(u64, u64)>,
+    states: Vec<State>,
+}
+
+fn record_state(tk: &Timekeeper<Sim>, log: &mut Log) {
+    let s = tk.state();
+    if log.states.last() != Some(&s) {
+        log.states.push(s);
+    }
+}
+
+/// The conversion every counter-mode state must agree with: the newest
+/// piece whose take-over point is at or below `t`.
+fn reference(states: &[State], t: u64) -> Option<u64> {
+    states
+        .iter()
+        .rev()
+        .filter(|s| s.mode == MODE_COUNTER)
+        .find(|s| s.takeover <= t)
+        .map(|s| s.line.at(t))
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Scenario {
+    seed: u64,
+    published: bool,
+    upkeep: bool,
+    demote: bool,
+    hiccups: bool,
+}
+
+/// Runs one scenario; returns the log for the caller's checks.
+fn run(sc: Scenario) -> Log {
+    let sim = Sim::new(sc.published.then_some(2_445_406_000));
+    if sc.hiccups {
+        let mut w = sim.w();
+        w.hiccup_every = 97;
+        w.hiccup_ns = 50_000;
+    }
+    let tk = Timekeeper::new(sim);
+    let mut rng = Rng(sc.seed | 1);
+    let mut log = Log::default();
+    let mut stale: Vec<State> = Vec::new();
+    let mut last_read = 0u64;
+    let mut demoted = false;
+    let end_tau = tk.clocks.w().tau + 25 * S;
+    let mut upkeep_next = 0u64;
+    if sc.upkeep {
+        tk.set_upkeep(true);
+    }
+    while tk.clocks.w().tau < end_tau {
+        // Time passes: mostly small steps, sometimes an idle second or more.
+        let dt = if rng.below(50) == 0 {
+            rng.log(S / 2, 4 * S)
+        } else {
+            rng.log(1_000, 20_000_000)
+        };
+        tk.clocks.w().tau += dt;
+        match rng.below(1000) {
+            // NTP at work: a frequency correction or a tick slew.
+            0..=3 => {
+                let ppb = match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(1_000_001) as i64 - 500_000,
+                    2 => 8_000_000,
+                    _ => -200_000,
+                };
+                tk.clocks.w().set_rate(ppb);
+            }
+            // The system clock is set.
+            4..=5 => {
+                let step = rng.below(2 * S) as i128 - S as i128;
+                tk.clocks.w().real_minus_mono += step;
+            }
+            // A forced update.
+            6 => tk.force_update(),
+            7 if sc.demote && !demoted && tk.clocks.w().tau > 12 * S => {
+                tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"hpet"));
+                demoted = true;
+            }
+            _ => {}
+        }
+        if sc.upkeep {
+            let now = tk.clocks.mono();
+            if now >= upkeep_next {
+                upkeep_next = tk.upkeep_turn(false).min(now + 1_000_000);
+            }
+        }
+        record_state(&tk, &mut log);
+        // A reader that loaded the state a while ago converts a value now.
+        if let Some(old) = stale.pop() {
+            let t = tk.clocks.counter();
+            let fresh = tk.read_nanos(false);
+            record_state(&tk, &mut log);
+            if let Converted::Nanos { nanos, .. } = old.convert(t) {
+                if old.mode == MODE_COUNTER {
+                    assert!(nanos <= fresh, "stale {nanos} > fresh {fresh}");
+                    let counter_states: Vec<_> = log.states.clone();
+                    if let Some(want) = reference(&counter_states, t) {
+                        if tk.state().mode == MODE_COUNTER {
+                            assert_eq!(
+                                nanos,
+                                want,
+                                "stale state disagrees at {t}: stale {old:?}\nstates {:#?}",
+                                &counter_states[counter_states.len().saturating_sub(3)..]
+                            );
+                        }
+                    }
+                }
+            }
+            last_read = last_read.max(fresh);
+        }
+        if rng.below(8) == 0 {
+            stale.push(tk.state());
+        }
+        let ordered = rng.below(2) == 0;
+        let tau = tk.clocks.w().tau;
+        let v = tk.read_nanos(ordered);
+        record_state(&tk, &mut log);
+        assert!(v >= last_read, "stepped back {} ns at {tau}", last_read - v);
+        last_read = v;
+        log.reads.push((tau, v));
+        let _ = tk.unix_nanos();
+        record_state(&tk, &mut log);
+    }
+    log
+}
+
+/// The checks every scenario must pass.
+fn check(sc: Scenario, log: &Log) {
+    // Consecutive counter states meet exactly where the new one takes over,
+    // and a new rate is never below 7/8 of the old.
+    for pair in log.states.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let same_piece = (a.takeover, a.end, a.line, a.prev) == (b.takeover, b.end, b.line, b.prev);
+        if a.mode == MODE_COUNTER && b.mode == MODE_COUNTER && !same_piece {
+            assert_eq!(b.takeover, a.end, "{sc:?}: takes over at the old end");
+            assert_eq!(
+                b.line.at(b.takeover),
+                a.line.at(b.takeover),
+                "{sc:?}: continuous"
+            );
+            assert_eq!(b.prev, a.line, "{sc:?}: keeps the old line below");
+            assert!(
+                b.line.slope >= calibrate::floor(a.line.slope),
+                "{sc:?}: rate floor"
+            );
+            assert!(b.end > b.takeover && b.trigger <= b.end, "{sc:?}: {b:?}");
+            // The lower bound a stuck reader returns is never ahead.
+            for k in [0u64, 1, 1_000, 10_000_000, 3 * FREQ] {
+                let t = a.end.saturating_add(k);
+                if t < b.end {
+                    assert!(a.lower_bound(t) <= b.line.at(t.max(b.takeover)), "{sc:?}");
+                }
+            }
+        }
+    }
+    // Readings never step back (also asserted as they came).
+    for pair in log.reads.windows(2) {
+        assert!(pair[1].1 >= pair[0].1, "{sc:?}: {pair:?}");
+    }
+}
+
+/// Rate changes are followed: intervals between readings at least 3 s after
+/// the last change agree with CLOCK_MONOTONIC's, and the wall tier with
+/// CLOCK_REALTIME, within the documented bounds.
+#[test]
+fn follows_a_frequency_correction() {
+    for (ppb, wall_bound) in [
+        (500_000i64, 2_000u64),
+        (-500_000, 2_000),
+        (8_000_000, 20_000),
+    ] {
+        let tk = Timekeeper::new(Sim::new(None));
+        let mut worst_interval_ppb = 0f64;
+        let mut worst_wall = 0u64;
+        let mut worst_wall_early = 0u64;
+        let step = |tk: &Timekeeper<Sim>, dt: u64| {
+            tk.clocks.w().tau += dt;
+            let v = tk.read_nanos(false);
+            let u = tk.unix_nanos();
+            let w = tk.clocks.w();
+            (v, w.mono_at(w.tau), u, w.real_at(w.tau))
+        };
+        // Settle for 5 s at the nominal rate.
+        for _ in 0..500 {
+            step(&tk, 10_000_000);
+        }
+        tk.clocks.w().set_rate(ppb);
+        let change_tau = tk.clocks.w().tau;
+        // Intervals of a second (an update during a reading moves simulated
+        // time by its clock reads, a few hundred ns: 0.3 ppm of a second).
+        let mut prev = step(&tk, 1);
+        for i in 1..=1000 {
+            let cur = step(&tk, 10_000_000);
+            let since = tk.clocks.w().tau - change_tau;
+            let wall_err = cur.2.abs_diff(cur.3);
+            if since >= 3 * S {
+                worst_wall = worst_wall.max(wall_err);
+            } else {
+                worst_wall_early = worst_wall_early.max(wall_err);
+            }
+            if i % 100 == 0 {
+                if since >= 3 * S {
+                    let ours = (cur.0 - prev.0) as f64;
+                    let kernel = (cur.1 - prev.1) as f64;
+                    worst_interval_ppb =
+                        worst_interval_ppb.max(((ours - kernel) / kernel).abs() * 1e9);
+                }
+                prev = cur;
+            }
+        }
+        // Right after the change the error is at most the change over one
+        // resync interval (1 s), plus a microsecond.
+        let early_bound = ppb.unsigned_abs() + 1_000;
+        assert!(
+            worst_wall_early <= early_bound,
+            "{ppb}: early wall error {worst_wall_early} > {early_bound}"
+        );
+        assert!(
+            worst_wall <= wall_bound,
+            "{ppb}: wall error {worst_wall} ns"
+        );
+        assert!(
+            worst_interval_ppb < 500.0,
+            "{ppb}: interval off by {worst_interval_ppb} ppb"
+        );
+    }
+}
+
+/// A step of the system clock is followed at the next resync (within the
+/// interval without upkeep, at once with it); the precise tier ignores it.
+#[test]
+fn follows_a_step() {
+    for upkeep in [false, true] {
+        let tk = Timekeeper::new(Sim::new(None));
+        tk.set_upkeep(upkeep);
+        for _ in 0..300 {
+            tk.clocks.w().tau += 10_000_000;
+            let _ = tk.read_nanos(false);
+            let _ = tk.unix_nanos();
+            if upkeep {
+                tk.upkeep_turn(false);
+            }
+        }
+        let before = tk.read_nanos(false);
+        tk.clocks.w().real_minus_mono -= 5 * S as i128;
+        if upkeep {
+            // The kernel wakes the upkeep thread (timerfd): at once.
+            tk.upkeep_turn(true);
+        } else {
+            tk.clocks.w().tau += 1_200_000_000;
+            let _ = tk.read_nanos(false);
+        }
+        let u = tk.unix_nanos();
+        let w = tk.clocks.w();
+        let real = w.real_at(w.tau);
+        drop(w);
+        assert!(u.abs_diff(real) < 2_000, "upkeep {upkeep}: {u} vs {real}");
+        assert!(tk.read_nanos(false) >= before);
+    }
+}
+
+/// The kernel demotes the counter: readings move to CLOCK_MONOTONIC without
+/// stepping back, and an interval across the switch stays within 10 µs of
+/// CLOCK_MONOTONIC's.
+#[test]
+fn demotion_keeps_the_timeline() {
+    let tk = Timekeeper::new(Sim::new(None));
+    for _ in 0..300 {
+        tk.clocks.w().tau += 10_000_000;
+        let _ = tk.read_nanos(false);
+    }
+    let (a, mono_a) = (tk.read_nanos(true), tk.clocks.mono());
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let mut last = a;
+    for _ in 0..300 {
+        tk.clocks.w().tau += 10_000_000;
+        let v = tk.read_nanos(true);
+        assert!(v >= last);
+        last = v;
+    }
+    let s = tk.state();
+    assert_eq!(s.mode, MODE_OS, "demoted");
+    assert_eq!(s.wall_deadline, 0, "the wall tier reads CLOCK_REALTIME");
+    let (b, mono_b) = (tk.read_nanos(true), tk.clocks.mono());
+    assert!(
+        (b - a).abs_diff(mono_b - mono_a) < 10_000,
+        "{} vs {}",
+        b - a,
+        mono_b - mono_a
+    );
+    let info = tk.info();
+    assert_eq!(info.source, Source::Os);
+    assert!(matches!(
+        info.fallback,
+        Some(Fallback::KernelClocksource(_))
+    ));
+    assert!(info.demoted_at.is_some());
+}
+
+/// The wall tier near the ends of its range reads CLOCK_REALTIME, saturated,
+/// and does not update the state on every read to do so.
+#[test]
+fn wall_near_the_ends_of_its_range() {
+    for (real_minus_mono, want) in [
+        (-(100 * S as i128), Some(0)),
+        (1_000_000 * S as i128, None),
+        (u64::MAX as i128 - 100, Some(u64::MAX)),
+    ] {
+        let tk = Timekeeper::new(Sim::new(None));
+        tk.clocks.w().real_minus_mono = real_minus_mono;
+        for _ in 0..200 {
+            tk.clocks.w().tau += 10_000_000;
+            let _ = tk.read_nanos(false);
+        }
+        let seq = tk.state.snapshot();
+        for _ in 0..1_000 {
+            let u = tk.unix_nanos();
+            let w = tk.clocks.w();
+            let real = w.real_at(w.tau);
+            match want {
+                Some(v) => assert_eq!(u, v),
+                None => assert!(u.abs_diff(real) < 2_000),
+            }
+        }
+        assert_eq!(tk.state.snapshot(), seq, "no update per read");
+        assert_eq!(tk.state().wall_deadline == 0, want.is_some());
+    }
+}
+
+/// The first reading in a process reads the OS clock while the rate is
+/// measured (no wait), then the counter takes over a little ahead.
+#[test]
+fn warm_up_then_counter() {
+    for published in [false, true] {
+        let tk = Timekeeper::new(Sim::new(published.then_some(FREQ)));
+        let first = tk.read_nanos(false);
+        let info_mode = tk.state().mode;
+        assert_eq!(info_mode == MODE_COUNTER, published);
+        let mut last = first;
+        for _ in 0..100 {
+            tk.clocks.w().tau += 100_000;
+            let v = tk.read_nanos(false);
+            assert!(v >= last);
+            last = v;
+        }
+        assert_eq!(tk.state().mode, MODE_COUNTER);
+        let info = tk.info();
+        assert_eq!(info.source, Source::Counter);
+        assert!(
+            info.freq_hz.abs_diff(FREQ) < FREQ / 10_000,
+            "{}",
+            info.freq_hz
+        );
+    }
+}
+
+/// A reading past the state's end while another thread holds the lock gets
+/// the lower bound, not a wait (what a signal handler that interrupted the
+/// writer sees).
+#[test]
+fn past_the_end_with_the_lock_held_returns_a_lower_bound() {
+    let tk = Timekeeper::new(Sim::new(Some(FREQ)));
+    for _ in 0..100 {
+        tk.clocks.w().tau += 10_000_000;
+        let _ = tk.read_nanos(false);
+    }
+    let before = tk.read_nanos(false);
+    let s = tk.state();
+    assert_eq!(tk.lock.try_lock(), Some(Taken::Free));
+    tk.clocks.w().tau += 3 * S; // far past the end
+    let stuck = tk.read_nanos(false);
+    tk.lock.unlock();
+    let after = tk.read_nanos(false);
+    assert!(
+        before <= stuck && stuck <= after,
+        "{before} {stuck} {after}"
+    );
+    assert!(
+        stuck >= s.line.at(s.end),
+        "advances past the end, if slowly"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_scenarios(
+        seed in proptest::prelude::any::<u64>(),
+        published in proptest::prelude::any::<bool>(),
+        upkeep in proptest::prelude::any::<bool>(),
+        demote in proptest::prelude::any::<bool>(),
+        hiccups in proptest::prelude::any::<bool>(),
+    ) {
+        let sc = Scenario { seed, published, upkeep, demote, hiccups };
+        let log = run(sc);
+        check(sc, &log);
+    }
+}
