@@ -19,7 +19,8 @@ const MAX: i128 = u64::MAX as i128;
 /// Signed nanoseconds since the epoch at the edges: the epoch and 1 ns
 /// either side, the end of i64 nanoseconds (2262-04-11T23:47:16.854775807Z)
 /// and 1 ns either side, the end of `UnixTime` (2554-07-21T23:34:33.709551615Z)
-/// and 1 ns either side, whole-second boundaries, and far outside.
+/// and 1 ns either side, whole-second boundaries, and 5000 years out (inside
+/// every other crate's range).
 const EDGES: &[i128] = &[
     -5_000 * 365 * 86_400 * NS,
     -NS - 1,
@@ -42,7 +43,8 @@ const EDGES: &[i128] = &[
     5_000 * 365 * 86_400 * NS,
 ];
 
-/// Checks a conversion's result for a time `nanos` after the epoch.
+/// Checks a conversion's result for the time `nanos` ns from the epoch: that
+/// time exactly, or the error that names its side of the range.
 fn check(nanos: i128, got: Result<UnixTime, OutOfRange>) {
     match got {
         Ok(t) => assert_eq!(i128::from(t.as_nanos()), nanos),

@@ -45,12 +45,28 @@ impl OutOfRange {
     pub(crate) const AFTER_MAX: OutOfRange = OutOfRange { after: true };
 
     /// The time was before 1970-01-01T00:00:00Z.
+    ///
+    /// ```
+    /// # #[cfg(feature = "chrono")] {
+    /// let before = chrono::DateTime::UNIX_EPOCH - chrono::TimeDelta::nanoseconds(1);
+    /// let err = fastnow::UnixTime::try_from(before).unwrap_err();
+    /// assert!(err.is_before_epoch() && !err.is_after_max());
+    /// # }
+    /// ```
     #[must_use]
     pub const fn is_before_epoch(&self) -> bool {
         !self.after
     }
 
     /// The time was after 2554-07-21T23:34:33.709551615Z.
+    ///
+    /// ```
+    /// # #[cfg(feature = "prost")] {
+    /// let after = prost_types::Timestamp { seconds: 18_446_744_074, nanos: 0 };
+    /// let err = fastnow::UnixTime::try_from(after).unwrap_err();
+    /// assert!(err.is_after_max() && !err.is_before_epoch());
+    /// # }
+    /// ```
     #[must_use]
     pub const fn is_after_max(&self) -> bool {
         self.after
