@@ -44,7 +44,42 @@
 //! - `std` (default): the `FASTNOW_CLOCK` override and the Linux clocksource
 //!   check. Without it the crate is `no_std` (Unix only; it needs `libc` for
 //!   the OS clock) and relies on the CPU's invariant-counter flag alone.
+//! - `mock`: `fastnow::mock::MockClock`, a manual clock for tests (needs `std`).
+//! - `tracing`: timers for `tracing-subscriber` from the wall tier (needs `std`).
+//!
+//! Interop features give [`UnixTime`] the traits and conversions of other
+//! crates' time types. Each conversion is exact to the nanosecond both ways;
+//! the ones into `UnixTime` fail with [`OutOfRange`] before 1970 or after
+//! 2554-07-21T23:34:33.709551615Z. None needs `std` (the `prost` one needs
+//! `alloc`, as `prost-types` does), and each dependency is taken without its
+//! default features.
+//! - `serde`: `Serialize`/`Deserialize` as integer nanoseconds, and
+//!   `#[serde(with = "fastnow::serde::rfc3339")]` for RFC 3339 text (see
+//!   the `fastnow::serde` module).
+//! - `jiff`: `From<UnixTime> for jiff::Timestamp`, `TryFrom<jiff::Timestamp> for UnixTime`.
+//! - `chrono`: `From<UnixTime> for DateTime<Utc>`, `TryFrom<DateTime<Tz>> for UnixTime`.
+//! - `time`: `From<UnixTime>` for `time::OffsetDateTime` (at UTC) and
+//!   `time::UtcDateTime`, and `TryFrom` both.
+//! - `prost`: `From<UnixTime> for prost_types::Timestamp`,
+//!   `TryFrom<prost_types::Timestamp> for UnixTime`.
+//!
+//! The crate's `rust-version` is that of its own code; the current releases
+//! of `jiff` (1.x) and `prost-types` (0.14) need Rust 1.85, those of `time`
+//! 1.88 (any `time` from 0.3.41 on is accepted, and 0.3.41 needs 1.67).
+//!
+//! ```
+//! # #[cfg(all(feature = "jiff", feature = "chrono"))] {
+//! use fastnow::UnixTime;
+//!
+//! let t = UnixTime::now();
+//! let ts = jiff::Timestamp::from(t);
+//! let dt = chrono::DateTime::<chrono::Utc>::from(t);
+//! assert_eq!(UnixTime::try_from(ts), Ok(t));
+//! assert_eq!(UnixTime::try_from(dt), Ok(t));
+//! # }
+//! ```
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -55,14 +90,18 @@ mod arch;
 mod calibrate;
 mod coarse;
 mod detect;
+mod interop;
 mod latch;
 #[cfg(feature = "mock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub mod mock;
 mod os;
 mod precise;
+mod rfc3339;
 mod scale;
 mod timekeeper;
 #[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub mod tracing;
 mod wall;
 
@@ -70,6 +109,10 @@ pub use coarse::{recent, recent_unix_nanos, refresh, DEFAULT_RESOLUTION};
 #[cfg(feature = "std")]
 pub use coarse::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
 pub use detect::{Clocksource, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source};
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use interop::serde;
+pub use interop::OutOfRange;
 pub use precise::{Instant, MonotonicInstant, OrderedInstant};
 pub use scale::{Line, LINE_SHIFT};
 pub use timekeeper::{clock_info, recalibrate, ClockInfo};

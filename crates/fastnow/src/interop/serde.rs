@@ -1,0 +1,263 @@
+//! serde support (feature `serde`): [`UnixTime`] is an integer of nanoseconds
+//! since the epoch, and [`rfc3339`] makes a field RFC 3339 text instead.
+//!
+//! `UnixTime` implements `Serialize` as a `u64` and `Deserialize` from any
+//! integer in its range (a negative or too large one is an [`OutOfRange`]
+//! error): compact, exact, and cheap for binary formats. Note that a JSON
+//! reader that parses numbers as doubles (JavaScript's `JSON.parse`) keeps
+//! only 53 bits, about a quarter of a microsecond of today's times; give such
+//! readers [`rfc3339`] text.
+//!
+//! ```
+//! use fastnow::UnixTime;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, PartialEq, Debug)]
+//! struct Event {
+//!     at: UnixTime,
+//!     #[serde(with = "fastnow::serde::rfc3339")]
+//!     logged: UnixTime,
+//! }
+//!
+//! let t = UnixTime::from_nanos(1_709_210_096_123_456_789);
+//! let event = Event { at: t, logged: t };
+//! let json = serde_json::to_string(&event).unwrap();
+//! assert_eq!(
+//!     json,
+//!     r#"{"at":1709210096123456789,"logged":"2024-02-29T12:34:56.123456789Z"}"#
+//! );
+//! assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), event);
+//! ```
+//!
+//! [`OutOfRange`]: crate::OutOfRange
+
+use crate::interop::nanos_from_i128;
+use crate::UnixTime;
+use core::fmt;
+use serde_core::de::{self, Deserializer, Visitor};
+use serde_core::{Deserialize, Serialize, Serializer};
+
+/// As a `u64` of nanoseconds since the epoch (feature `serde`).
+///
+/// ```
+/// let t = fastnow::UnixTime::from_nanos(1_500_000_000);
+/// assert_eq!(serde_json::to_string(&t).unwrap(), "1500000000");
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl Serialize for UnixTime {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.as_nanos())
+    }
+}
+
+/// From an integer of nanoseconds since the epoch, 0 to `u64::MAX` (feature
+/// `serde`).
+///
+/// ```
+/// use fastnow::UnixTime;
+///
+/// let t: UnixTime = serde_json::from_str("1500000000").unwrap();
+/// assert_eq!(t, UnixTime::from_nanos(1_500_000_000));
+/// let err = serde_json::from_str::<UnixTime>("-1").unwrap_err();
+/// assert!(err.to_string().starts_with("time before 1970-01-01T00:00:00Z"));
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl<'de> Deserialize<'de> for UnixTime {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
+        deserializer.deserialize_u64(NanosVisitor)
+    }
+}
+
+struct NanosVisitor;
+
+impl Visitor<'_> for NanosVisitor {
+    type Value = UnixTime;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer of nanoseconds since 1970-01-01T00:00:00Z")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<UnixTime, E> {
+        Ok(UnixTime::from_nanos(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<UnixTime, E> {
+        nanos_from_i128(i128::from(v)).map_err(E::custom)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<UnixTime, E> {
+        nanos_from_i128(i128::try_from(v).unwrap_or(i128::MAX)).map_err(E::custom)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<UnixTime, E> {
+        nanos_from_i128(v).map_err(E::custom)
+    }
+}
+
+/// RFC 3339 text for a `UnixTime` field: `#[serde(with = "fastnow::serde::rfc3339")]`
+/// (and [`rfc3339::option`] for `Option<UnixTime>`).
+///
+/// **Writes** UTC with all nine digits of the fraction, e.g.
+/// `2024-02-29T12:34:56.123456789Z`: exact, and always 30 bytes, so the texts
+/// sort as the times do (a trimmed fraction would put `…:56Z` after
+/// `…:56.5Z`).
+///
+/// **Reads** any RFC 3339 `date-time`: any offset (`+01:00`, `-08:00`, `Z`;
+/// converted to UTC, and `-00:00` read as UTC), `T`, `t` or a space before
+/// the time, a fraction of any length (digits past the ninth must be zeros:
+/// the time is exact or refused, never rounded). A leap second (`23:59:60`)
+/// reads as the first second of the next minute, as Unix time counts it.
+/// Times before 1970 or after 2554-07-21T23:34:33.709551615Z are refused with
+/// the message of [`OutOfRange`](crate::OutOfRange).
+///
+/// ```
+/// use fastnow::UnixTime;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, Debug)]
+/// struct Row {
+///     #[serde(with = "fastnow::serde::rfc3339")]
+///     at: UnixTime,
+/// }
+///
+/// let row: Row = serde_json::from_str(r#"{"at": "2024-02-29T13:34:56.5+01:00"}"#).unwrap();
+/// assert_eq!(row.at, UnixTime::from_nanos(1_709_210_096_500_000_000));
+///
+/// let early = serde_json::from_str::<Row>(r#"{"at": "1969-12-31T23:59:59Z"}"#);
+/// assert!(early.unwrap_err().to_string().contains("before 1970-01-01T00:00:00Z"));
+/// ```
+pub mod rfc3339 {
+    use super::*;
+    use crate::rfc3339 as text;
+
+    /// Serializes `time` as RFC 3339 text in UTC with nine fraction digits.
+    ///
+    /// ```
+    /// let t = fastnow::UnixTime::from_nanos(1);
+    /// let text = fastnow::serde::rfc3339::serialize(&t, serde_json::value::Serializer).unwrap();
+    /// assert_eq!(text, "1970-01-01T00:00:00.000000001Z");
+    /// ```
+    pub fn serialize<S: Serializer>(time: &UnixTime, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(text::format(time.as_nanos(), 9).as_str())
+    }
+
+    /// Deserializes RFC 3339 text with any offset.
+    ///
+    /// ```
+    /// use fastnow::UnixTime;
+    ///
+    /// let text = serde_json::json!("1970-01-01T01:00:00.000000001+01:00");
+    /// let t = fastnow::serde::rfc3339::deserialize(text).unwrap();
+    /// assert_eq!(t, UnixTime::from_nanos(1));
+    /// ```
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
+        deserializer.deserialize_str(TextVisitor)
+    }
+
+    struct TextVisitor;
+
+    impl Visitor<'_> for TextVisitor {
+        type Value = UnixTime;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an RFC 3339 date-time from 1970 to 2554")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<UnixTime, E> {
+            self.visit_bytes(v.as_bytes())
+        }
+
+        fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<UnixTime, E> {
+            text::parse(v).map(UnixTime::from_nanos).map_err(E::custom)
+        }
+    }
+
+    /// RFC 3339 text for an `Option<UnixTime>` field, `None` as the format's
+    /// null: `#[serde(with = "fastnow::serde::rfc3339::option")]`.
+    ///
+    /// ```
+    /// use fastnow::UnixTime;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    /// struct Job {
+    ///     #[serde(with = "fastnow::serde::rfc3339::option", default)]
+    ///     done: Option<UnixTime>,
+    /// }
+    ///
+    /// let job = Job { done: Some(UnixTime::EPOCH) };
+    /// let json = serde_json::to_string(&job).unwrap();
+    /// assert_eq!(json, r#"{"done":"1970-01-01T00:00:00.000000000Z"}"#);
+    /// assert_eq!(serde_json::from_str::<Job>(&json).unwrap(), job);
+    /// assert_eq!(serde_json::to_string(&Job { done: None }).unwrap(), r#"{"done":null}"#);
+    /// assert_eq!(serde_json::from_str::<Job>("{}").unwrap(), Job { done: None });
+    /// ```
+    pub mod option {
+        use super::*;
+
+        /// Serializes `Some` as RFC 3339 text and `None` as none.
+        ///
+        /// ```
+        /// let text = fastnow::serde::rfc3339::option::serialize(
+        ///     &Some(fastnow::UnixTime::EPOCH),
+        ///     serde_json::value::Serializer,
+        /// );
+        /// assert_eq!(text.unwrap(), "1970-01-01T00:00:00.000000000Z");
+        /// ```
+        pub fn serialize<S: Serializer>(
+            time: &Option<UnixTime>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            struct Text<'a>(&'a UnixTime);
+            impl Serialize for Text<'_> {
+                fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    super::serialize(self.0, serializer)
+                }
+            }
+            match time {
+                Some(t) => serializer.serialize_some(&Text(t)),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        /// Deserializes RFC 3339 text as `Some`, and none (null) as `None`.
+        ///
+        /// ```
+        /// use fastnow::serde::rfc3339::option::deserialize;
+        ///
+        /// assert_eq!(deserialize(serde_json::Value::Null).unwrap(), None);
+        /// let text = serde_json::json!("1970-01-01T00:00:01Z");
+        /// assert_eq!(deserialize(text).unwrap(), Some(fastnow::UnixTime::from_nanos(1_000_000_000)));
+        /// ```
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<UnixTime>, D::Error> {
+            deserializer.deserialize_option(OptionVisitor)
+        }
+
+        struct OptionVisitor;
+
+        impl<'de> Visitor<'de> for OptionVisitor {
+            type Value = Option<UnixTime>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an RFC 3339 date-time from 1970 to 2554, or none")
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
+                Ok(None)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
+                Ok(None)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Option<UnixTime>, D::Error> {
+                super::deserialize(deserializer).map(Some)
+            }
+        }
+    }
+}
