@@ -79,6 +79,11 @@ impl<const N: usize> Latch<N> {
         self.read(|w| core::array::from_fn(|i| w[i].load(Ordering::Relaxed)))
     }
 
+    /// The sequence number: twice the number of writes, plus one during one.
+    pub(crate) fn sequence(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
     /// Whether anything was ever published.
     #[inline(always)]
     pub(crate) fn is_published(&self) -> bool {

@@ -119,3 +119,19 @@ pub use timekeeper::{clock_info, recalibrate, ClockInfo};
 #[cfg(feature = "std")]
 pub use wall::system_time;
 pub use wall::{resync_wall, set_wall_resync_interval, unix_nanos, UnixTime, DEFAULT_RESYNC};
+
+/// Test hooks, for this crate's own tests of fork and signal safety. Not part
+/// of the API.
+#[doc(hidden)]
+pub mod __test {
+    /// Runs `f` while this thread holds the timekeeper's writers' lock (as
+    /// a state update does), whether or not anything was published yet.
+    pub fn with_writer_lock<R>(f: impl FnOnce() -> R) -> R {
+        crate::timekeeper::TK.with_lock(f)
+    }
+
+    /// How many states have been published (each update adds one or two).
+    pub fn state_generation() -> u64 {
+        crate::timekeeper::TK.state.sequence() / 2
+    }
+}

@@ -513,6 +513,12 @@ impl<C: Clocks> Timekeeper<C> {
         }
     }
 
+    /// Runs `f` holding the writers' lock (tests of what readers do then).
+    pub(crate) fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _w = Writer::new(self);
+        f()
+    }
+
     /// Waits until the first state is published (not for read paths).
     fn published(&self) {
         while !self.ensure_published() {

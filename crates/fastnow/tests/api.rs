@@ -190,3 +190,30 @@ fn recalibrate_keeps_a_sane_rate() {
         );
     }
 }
+
+/// Conversions read no clock and publish nothing: only a reading makes a
+/// state update due. (A deadline ten seconds ahead used to re-measure the
+/// calibration on every call: 100,000 updates here.)
+#[test]
+fn conversions_never_update_the_state() {
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(50)); // past the first short periods
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let before = fastnow::__test::state_generation();
+    let wall = std::time::Instant::now();
+    let mut sum = Duration::ZERO;
+    for _ in 0..100_000 {
+        sum += deadline.saturating_duration_since(Instant::now());
+        sum += deadline.duration_since(start);
+        sum += deadline.checked_duration_since(start).unwrap();
+    }
+    let took = wall.elapsed();
+    let updates = fastnow::__test::state_generation() - before;
+    // Scheduled updates only: at most one per 16 ms period by now, plus the
+    // one in progress.
+    let allowed = 2 + took.as_millis() as u64 / 16;
+    assert!(
+        updates <= allowed,
+        "{updates} updates in {took:?} (sum {sum:?})"
+    );
+}

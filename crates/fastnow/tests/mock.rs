@@ -64,3 +64,32 @@ fn one_mock_per_thread() {
     let _a = MockClock::install();
     let _b = MockClock::install();
 }
+
+/// A mock's time never leaks into the process's: `refresh()` under a mock
+/// returns the mock's time and leaves the shared cache alone, so other
+/// threads' `recent()` stays real after the mock jumps ten years.
+#[test]
+fn never_touches_the_process_clock() {
+    let real_before = fastnow::refresh();
+    let clock = MockClock::install();
+    clock.advance(Duration::from_secs(10 * 365 * 86_400));
+    let mocked = fastnow::refresh();
+    assert_eq!(mocked.as_nanos(), clock.nanos(), "refresh reads the mock");
+    let (recent, recent_unix) =
+        std::thread::spawn(|| (fastnow::recent(), fastnow::recent_unix_nanos()))
+            .join()
+            .unwrap();
+    let real_now = std::thread::spawn(fastnow::MonotonicInstant::now)
+        .join()
+        .unwrap();
+    assert!(recent >= real_before, "the cache went backwards");
+    assert!(
+        recent <= real_now.as_instant(),
+        "the cache holds the mock's time"
+    );
+    let sys = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    assert!(recent_unix <= sys, "the wall cache holds the mock's time");
+}

@@ -9,15 +9,20 @@ use std::time::Duration;
 /// Under an emulator the child must be started through it too: the Makefile
 /// sets `FASTNOW_TEST_RUNNER` (e.g. `qemu-aarch64`) for cross-target runs.
 fn run_child(test: &str, fastnow_clock: &str) {
+    run_child_in(test, fastnow_clock, &[]);
+}
+
+/// `run_child`, with the command line prefixed by `wrapper` (e.g. a shell
+/// that first changes the child's view of the file system).
+fn run_child_in(test: &str, fastnow_clock: &str, wrapper: &[&str]) {
     let exe = std::env::current_exe().unwrap();
-    let mut cmd = match std::env::var_os("FASTNOW_TEST_RUNNER") {
-        Some(runner) => {
-            let mut c = Command::new(runner);
-            c.arg(exe);
-            c
-        }
-        None => Command::new(exe),
-    };
+    let mut argv: Vec<std::ffi::OsString> = wrapper.iter().map(Into::into).collect();
+    if let Some(runner) = std::env::var_os("FASTNOW_TEST_RUNNER") {
+        argv.push(runner);
+    }
+    argv.push(exe.into());
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
     let out = cmd
         .args([
             test,
@@ -97,6 +102,65 @@ fn child_os() {
         fastnow::MonotonicMode::Ordered
     );
     assert_eq!(fastnow::recalibrate().freq_hz, 1_000_000_000);
+}
+
+/// Hides the kernel's clocksource from the child as a container can: a
+/// private mount namespace with an empty tmpfs over the sysfs directory.
+/// Needs root (or user namespaces); skips with a reason otherwise.
+const HIDE_SYSFS: &[&str] = &[
+    "unshare",
+    "-m",
+    "sh",
+    "-c",
+    "mount -t tmpfs none /sys/devices/system/clocksource/clocksource0 && exec \"$@\"",
+    "hide-sysfs",
+];
+
+fn can_hide_sysfs() -> bool {
+    let ok = Command::new(HIDE_SYSFS[0])
+        .args(&HIDE_SYSFS[1..])
+        .arg("true")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("SKIPPED: cannot hide sysfs here (needs unshare -m and mount, e.g. as root)");
+    }
+    ok
+}
+
+/// Unknown is not verified: with the kernel's verdict unreadable, Linux x86
+/// uses the OS clock and says why, unless FASTNOW_CLOCK=counter.
+#[test]
+fn unreadable_clocksource_falls_back() {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) || !can_hide_sysfs() {
+        return;
+    }
+    run_child_in("child_clocksource_hidden", "", HIDE_SYSFS);
+    run_child_in("child_clocksource_hidden", "counter", HIDE_SYSFS);
+}
+
+#[test]
+#[ignore = "run by unreadable_clocksource_falls_back in a child process"]
+fn child_clocksource_hidden() {
+    if !in_child() {
+        return;
+    }
+    assert!(
+        std::fs::read("/sys/devices/system/clocksource/clocksource0/current_clocksource").is_err(),
+        "the file is hidden"
+    );
+    let info = fastnow::clock_info();
+    assert_eq!(info.kernel_clocksource, None);
+    if info.env_override == EnvOverride::Counter {
+        assert_eq!(info.source, Source::Counter, "{info}");
+    } else {
+        assert_eq!(info.source, Source::Os, "{info}");
+        assert_eq!(info.fallback, Some(Fallback::ClocksourceUnknown));
+        assert!(info.to_string().contains("could not be read"), "{info}");
+    }
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(t.elapsed() >= Duration::from_millis(2));
 }
 
 #[test]
