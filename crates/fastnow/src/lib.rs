@@ -1,15 +1,17 @@
 //! The cheapest *correct* way to read the time in a hot path.
 //!
 //! fastnow reads the CPU's architectural counter (`RDTSC` on x86_64,
-//! `CNTVCT_EL0` on aarch64) instead of asking the kernel, and converts ticks
-//! to nanoseconds with a fixed-point multiply calibrated against
+//! `CNTVCT_EL0` on aarch64) instead of asking the kernel, and converts it to
+//! nanoseconds at the read with one multiply, on a line kept in step with
 //! `CLOCK_MONOTONIC`. Every type states what it guarantees:
 //!
 //! | type | typical cost (x86, see `BENCHMARKS.md`) | guarantee |
 //! |---|---|---|
 //! | [`Instant`] | ≈ bare `RDTSC` | monotonic on one thread |
-//! | [`MonotonicInstant`] | ≈ `Instant` alone, ≈ 2× under contention | if B happens after A, B ≥ A, across threads |
+//! | [`MonotonicInstant`] | ≈ `Instant` (AMD) or ≈ `OrderedInstant` (Intel) | if B happens after A, B ≥ A, across threads |
 //! | [`OrderedInstant`] | ≈ `RDTSCP` | read after every preceding load |
+//! | [`unix_nanos`], [`UnixTime`] | ≈ `Instant` | within a stated bound of `CLOCK_REALTIME`, following NTP and steps |
+//! | [`recent`], [`recent_unix_nanos`] | one atomic load | the last refresh (1 ms upkeep by default) |
 //!
 //! ```
 //! use fastnow::Instant;
@@ -22,28 +24,44 @@
 //! ```
 //!
 //! # Which clock, and why
-//! The first reading in the process decides, once, whether the counter is
+//! The first reading in the process decides whether the counter is
 //! trustworthy (see [`clock_info`] and [`Fallback`]): it must tick at a
 //! constant rate, be readable, and — on Linux x86 — be the kernel's own
-//! clocksource, which means the kernel verified that all cores agree.
-//! Otherwise every type reads `CLOCK_MONOTONIC` instead, with the same API and
-//! guarantees. `FASTNOW_CLOCK=counter|os` overrides the choice; an invalid
-//! value is ignored and reported in [`ClockInfo::env_override`].
+//! clocksource, which means the kernel verified that all cores agree. The
+//! kernel's verdict is read again every second, and if it drops the counter
+//! (its watchdog found the TSC unstable), so does fastnow, without a reading
+//! stepping back. Otherwise every type reads `CLOCK_MONOTONIC` instead, with
+//! the same API and guarantees. `FASTNOW_CLOCK=counter|os` overrides the
+//! choice; an invalid value is ignored and reported in
+//! [`ClockInfo::env_override`].
 //!
 //! # Calibration
-//! Nothing is measured at load time. The first *conversion* (`elapsed`,
-//! `duration_since`, …) derives the tick rate from a frequency the hardware
-//! publishes, or from the counter and OS clock sampled 1 ms apart (waiting
-//! only if the process is younger than that). The rate is then refined
-//! against `CLOCK_MONOTONIC` at growing intervals, up to once a second, by
-//! whichever conversion notices a refinement is due — a relaxed load and a
-//! compare on the read path, and a few hundred nanoseconds once in a while
-//! for the thread that does it. [`recalibrate`] forces one.
+//! Nothing happens at load time, and no reading ever waits for calibration:
+//! the first millisecond of a process reads `CLOCK_MONOTONIC` while the
+//! counter's rate is measured (or none at all when the hardware publishes
+//! its frequency). From then on the rate is measured over the most recent
+//! second, about once a second, so it follows `CLOCK_MONOTONIC`'s *current*
+//! rate — which NTP, chrony or PTP adjust — within about two seconds. Each
+//! new rate takes over at a point fixed in advance, continuing the old line
+//! there, so the conversion is one non-decreasing function of the counter
+//! for every thread and an `elapsed()` never steps back. The update costs
+//! about a microsecond, on the reader that finds it due, or on the coarse
+//! tier's upkeep thread while that runs (readers then only load). See
+//! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
+//! measurement after a suspend or a migration.
+//!
+//! # Async-signal safety and fork
+//! Every reading, including the first of the process, may be made in a
+//! signal handler: no read path waits on a lock, allocates, or reads the
+//! environment through more than `getenv`. A process forked at any moment
+//! (even while another thread was updating the state) keeps a working clock.
+//! The module docs of each tier list the exceptions.
 //!
 //! # Features
-//! - `std` (default): the `FASTNOW_CLOCK` override and the Linux clocksource
-//!   check. Without it the crate is `no_std` (Unix only; it needs `libc` for
-//!   the OS clock) and relies on the CPU's invariant-counter flag alone.
+//! - `std` (default): the coarse tier's upkeep thread, `SystemTime`
+//!   conversions, and the non-Unix OS clocks. Without it the crate is
+//!   `no_std` (Unix only: it reads the OS clocks, the environment and the
+//!   kernel's clocksource through `libc`), with everything else unchanged.
 //! - `mock`: `fastnow::mock::MockClock`, a manual clock for tests (needs `std`).
 //! - `tracing`: timers for `tracing-subscriber` from the wall tier (needs `std`).
 //!

@@ -217,17 +217,27 @@ impl From<UnixTime> for std::time::SystemTime {
     }
 }
 
-/// Fails for times before the epoch or after year 2554.
+/// Fails with [`OutOfRange`](crate::OutOfRange) for times before the epoch
+/// or after 2554-07-21T23:34:33.709551615Z, like every conversion into
+/// `UnixTime`.
+///
+/// ```
+/// use fastnow::UnixTime;
+/// use std::time::{Duration, UNIX_EPOCH};
+/// assert!(UnixTime::try_from(UNIX_EPOCH - Duration::from_nanos(1)).unwrap_err().is_before_epoch());
+/// let max = UNIX_EPOCH + Duration::from_nanos(u64::MAX);
+/// assert_eq!(UnixTime::try_from(max).unwrap().as_nanos(), u64::MAX);
+/// assert!(UnixTime::try_from(max + Duration::from_nanos(1)).unwrap_err().is_after_max());
+/// ```
 #[cfg(feature = "std")]
 impl TryFrom<std::time::SystemTime> for UnixTime {
-    type Error = std::time::SystemTimeError;
+    type Error = crate::OutOfRange;
     fn try_from(t: std::time::SystemTime) -> Result<UnixTime, Self::Error> {
-        let d = t.duration_since(std::time::UNIX_EPOCH)?;
-        // Past 2554 the nanoseconds do not fit u64: saturate, which is what
-        // a u64 Unix time can say about such a date.
-        Ok(UnixTime {
-            nanos: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
-        })
+        let d = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|_| crate::OutOfRange::BEFORE_EPOCH)?;
+        let nanos = u64::try_from(d.as_nanos()).map_err(|_| crate::OutOfRange::AFTER_MAX)?;
+        Ok(UnixTime { nanos })
     }
 }
 
