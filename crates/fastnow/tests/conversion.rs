@@ -108,8 +108,8 @@ proptest! {
     fn through_is_exact(t in any::<u64>(), v in any::<u64>(), slope in 1u64.., x in any::<u64>()) {
         let line = Line::through(t, v, slope);
         prop_assert_eq!(line.at(t), v);
-        let expected = (v as u128 + (1u128 << 64) * 2 + exact_scaled(x, slope)
-            - exact_scaled(t, slope)) % (1u128 << 64);
+        let m = 1u128 << 64;
+        let expected = (v as u128 + exact_scaled(x, slope) % m + m - exact_scaled(t, slope) % m) % m;
         prop_assert_eq!(line.at(x) as u128, expected);
     }
 
@@ -118,7 +118,9 @@ proptest! {
     fn monotone(t in any::<u64>(), d in 0u64..1 << 40, slope in 1u64..) {
         let line = Line::through(t, 1 << 62, slope);
         let later = t.saturating_add(d);
-        prop_assert!(line.at(later).wrapping_sub(line.at(t)) as u128 == exact_scaled(later, slope) - exact_scaled(t, slope));
+        let m = 1u128 << 64;
+        let step = (exact_scaled(later, slope) - exact_scaled(t, slope)) % m;
+        prop_assert_eq!(line.at(later).wrapping_sub(line.at(t)) as u128, step);
     }
 
     /// The slope is the ratio rounded to the nearest step: off by at most

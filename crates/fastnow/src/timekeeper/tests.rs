@@ -432,6 +432,10 @@ fn follows_a_step() {
 /// stepping back, and an interval across the switch stays within 10 µs of
 /// CLOCK_MONOTONIC's.
 #[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
 fn demotion_keeps_the_timeline() {
     let tk = Timekeeper::new(Sim::new(None));
     for _ in 0..300 {
