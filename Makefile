@@ -15,7 +15,7 @@ AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
 	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
 
-.PHONY: test test-rust test-aarch64 test-go report figures figures-go bench fmt
+.PHONY: test test-rust test-aarch64 test-go test-faults report figures figures-go bench fmt
 
 test: test-rust test-aarch64 test-go
 
@@ -45,6 +45,16 @@ test-go:
 	else \
 		echo "test-go arm64: SKIPPED: needs qemu-user (.ci/run installs it)"; [ -z "$$CI" ] || exit 1; \
 	fi
+
+# Clock faults injected into the real kernel (adjtimex frequency and tick
+# changes, clock_settime steps, the sysfs clocksource switch), with the
+# bounds of spec/SEMANTICS.md asserted; every change is undone in a guard.
+# Needs CAP_SYS_TIME (root): prints SKIPPED with the reason otherwise.
+# Run alone: it moves the machine's clock for about two minutes.
+test-faults:
+	$(CARGO) build --release -q -p fastnow-bench --bin faults
+	target/release/faults
+	target/release/faults --upkeep
 
 # The main job: this machine's clocks, measured (REPORT.md); the Go side after.
 # REPORT_ARGS adds flags, e.g. make report REPORT_ARGS="--quick --html report.html".

@@ -1,0 +1,343 @@
+//! Clock faults injected into the real kernel, and what fastnow does under
+//! them: the NTP frequency corrections (`adjtimex(ADJ_FREQUENCY)`), tick
+//! slews (`ADJ_TICK`), steps of the system clock (`clock_settime`) and the
+//! kernel dropping the TSC as its clocksource (sysfs) that break clocks in
+//! production. Each event restores the machine's clock in a guard, even when
+//! a measurement panics. Shared by `make test-faults` (which asserts the
+//! bounds `spec/SEMANTICS.md` promises) and `fastnow report --faults`.
+//!
+//! Needs `CAP_SYS_TIME` (root); [`available`] says why not otherwise.
+#![cfg(target_os = "linux")]
+
+use crate::clock_gettime_ns;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `ADJ_FREQUENCY` units: parts per million in 16.16 fixed point.
+const PPM: i64 = 65_536;
+const SYSFS: &str = "/sys/devices/system/clocksource/clocksource0";
+
+/// What the kernel's clock discipline is set to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Discipline {
+    /// `timex.freq`, ppm × 65536.
+    pub freq: i64,
+    /// `timex.tick`, µs per tick (10000 at 100 Hz… the nominal value).
+    pub tick: i64,
+}
+
+fn adjtimex(modes: u32, freq: i64, tick: i64) -> std::io::Result<Discipline> {
+    // SAFETY: a zeroed timex is valid input; adjtimex writes the current
+    // values back into it.
+    let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+    tx.modes = modes;
+    tx.freq = freq as libc::c_long;
+    tx.tick = tick as libc::c_long;
+    // SAFETY: `tx` is a valid, writable timex.
+    if unsafe { libc::adjtimex(&mut tx) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Discipline {
+        freq: tx.freq as i64,
+        tick: tx.tick as i64,
+    })
+}
+
+/// The kernel's current discipline (read-only; no privilege needed).
+pub fn discipline() -> std::io::Result<Discipline> {
+    adjtimex(0, 0, 0)
+}
+
+/// Whether this process may inject faults, or why not.
+pub fn available() -> Result<(), String> {
+    let now = discipline().map_err(|e| format!("adjtimex: {e}"))?;
+    adjtimex(libc::ADJ_FREQUENCY as u32, now.freq, 0)
+        .map(|_| ())
+        .map_err(|e| format!("adjtimex cannot set the frequency ({e}): needs CAP_SYS_TIME (root)"))
+}
+
+/// Restores the discipline it found when dropped.
+pub struct DisciplineGuard(Discipline);
+
+impl DisciplineGuard {
+    pub fn new() -> std::io::Result<DisciplineGuard> {
+        discipline().map(DisciplineGuard)
+    }
+
+    /// Sets the frequency correction, in ppm (the kernel allows ±500).
+    pub fn set_ppm(&self, ppm: i64) -> std::io::Result<()> {
+        adjtimex(libc::ADJ_FREQUENCY as u32, ppm * PPM, 0).map(|_| ())
+    }
+
+    /// Sets the tick length, in µs per tick (nominal 10000; 10080 is a
+    /// 0.8 % faster clock).
+    pub fn set_tick(&self, tick: i64) -> std::io::Result<()> {
+        adjtimex(libc::ADJ_TICK as u32, 0, tick).map(|_| ())
+    }
+}
+
+impl Drop for DisciplineGuard {
+    fn drop(&mut self) {
+        let modes = (libc::ADJ_FREQUENCY | libc::ADJ_TICK) as u32;
+        let _ = adjtimex(modes, self.0.freq, self.0.tick);
+    }
+}
+
+/// Steps `CLOCK_REALTIME` by `ns`; steps it back by the same amount when
+/// dropped.
+pub struct StepGuard(i64);
+
+fn step_realtime(ns: i64) -> std::io::Result<()> {
+    let now = clock_gettime_ns(libc::CLOCK_REALTIME) as i128 + ns as i128;
+    let ts = libc::timespec {
+        tv_sec: (now / 1_000_000_000) as libc::time_t,
+        tv_nsec: (now % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: a valid timespec.
+    if unsafe { libc::clock_settime(libc::CLOCK_REALTIME, &ts) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+impl StepGuard {
+    pub fn step(ns: i64) -> std::io::Result<StepGuard> {
+        step_realtime(ns).map(|_| StepGuard(ns))
+    }
+}
+
+impl Drop for StepGuard {
+    fn drop(&mut self) {
+        let _ = step_realtime(-self.0);
+    }
+}
+
+/// Switches the kernel's clocksource; switches it back when dropped.
+pub struct ClocksourceGuard(String);
+
+/// The kernel's current and available clocksources.
+pub fn clocksources() -> std::io::Result<(String, Vec<String>)> {
+    let current = std::fs::read_to_string(format!("{SYSFS}/current_clocksource"))?;
+    let available = std::fs::read_to_string(format!("{SYSFS}/available_clocksource"))?;
+    Ok((
+        current.trim().to_string(),
+        available.split_whitespace().map(str::to_string).collect(),
+    ))
+}
+
+impl ClocksourceGuard {
+    pub fn switch_to(name: &str) -> std::io::Result<ClocksourceGuard> {
+        let (current, _) = clocksources()?;
+        std::fs::write(format!("{SYSFS}/current_clocksource"), name)?;
+        Ok(ClocksourceGuard(current))
+    }
+}
+
+impl Drop for ClocksourceGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("{SYSFS}/current_clocksource"), &self.0);
+    }
+}
+
+/// `unix_nanos()` − `CLOCK_REALTIME` in ns: the wall reading against the
+/// midpoint of the tightest of 3 `CLOCK_REALTIME` brackets, in exact integer
+/// arithmetic (an `f64` has only 256 ns resolution at today's Unix time).
+pub fn wall_error() -> i64 {
+    let mut best = (u64::MAX, 0i64);
+    for _ in 0..3 {
+        let a = clock_gettime_ns(libc::CLOCK_REALTIME);
+        let ours = fastnow::unix_nanos();
+        let b = clock_gettime_ns(libc::CLOCK_REALTIME);
+        let width = b.saturating_sub(a);
+        if width < best.0 {
+            best = (width, ours as i64 - (a + width / 2) as i64);
+        }
+    }
+    best.1
+}
+
+/// A fastnow reading and `CLOCK_MONOTONIC` at the same moment (the tightest
+/// of 5 brackets; the reading matched to the midpoint).
+pub fn paired() -> (u64, u64) {
+    let mut best = (u64::MAX, 0, 0);
+    for _ in 0..5 {
+        let a = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        let ours = fastnow::OrderedInstant::now().as_nanos();
+        let b = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        if b - a < best.0 {
+            best = (b - a, ours, a + (b - a) / 2);
+        }
+    }
+    (best.1, best.2)
+}
+
+/// Readers that check fastnow's guarantees while an event happens: one
+/// thread publishes `MonotonicInstant` readings, another loads them with
+/// Acquire and reads again (a smaller reading is a strict violation), and
+/// both check their own `Instant` readings never decrease.
+pub struct Checkers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<(u64, u64)>>,
+}
+
+impl Checkers {
+    pub fn start() -> Checkers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(AtomicU64::new(0));
+        let threads = (0..2)
+            .map(|role| {
+                let (stop, shared) = (stop.clone(), shared.clone());
+                std::thread::spawn(move || {
+                    let (mut strict, mut back) = (0u64, 0u64);
+                    let mut last = fastnow::Instant::now();
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..1_000 {
+                            if role == 0 {
+                                let m = fastnow::MonotonicInstant::now().as_nanos();
+                                shared.store(m, Ordering::Release);
+                            } else {
+                                let seen = shared.load(Ordering::Acquire);
+                                let m = fastnow::MonotonicInstant::now().as_nanos();
+                                strict += u64::from(m < seen);
+                            }
+                            let now = fastnow::Instant::now();
+                            back += u64::from(now < last);
+                            last = now;
+                        }
+                        // Leave the measuring thread some CPU on two cores.
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    (strict, back)
+                })
+            })
+            .collect();
+        Checkers { stop, threads }
+    }
+
+    /// (strict violations, per-thread steps back).
+    pub fn finish(self) -> (u64, u64) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+}
+
+/// What one rate event did to fastnow.
+#[derive(Clone, Debug, Default)]
+pub struct RateOutcome {
+    pub event: String,
+    /// Largest |wall error| before the event (steady state), ns.
+    pub wall_steady_ns: i64,
+    /// Largest |wall error| in the first 3 s after it, ns.
+    pub wall_first_ns: i64,
+    /// Largest |wall error| from 3 s after it to the end, ns.
+    pub wall_after_ns: i64,
+    /// Largest |1 s interval error| against CLOCK_MONOTONIC from 3 s after
+    /// the event, ppm.
+    pub interval_after_ppm: f64,
+    pub strict_violations: u64,
+    pub steps_back: u64,
+}
+
+/// Runs `change` (a rate change of the kernel's clock) after `before` of
+/// steady state and measures for `after`.
+pub fn rate_event(
+    event: &str,
+    before: Duration,
+    after: Duration,
+    change: impl FnOnce(),
+) -> RateOutcome {
+    let mut out = RateOutcome {
+        event: event.to_string(),
+        ..RateOutcome::default()
+    };
+    let checkers = Checkers::start();
+    let start = std::time::Instant::now();
+    while start.elapsed() < before {
+        out.wall_steady_ns = out.wall_steady_ns.max(wall_error().abs());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    change();
+    let changed = std::time::Instant::now();
+    let mut last_pair = None::<(u64, u64, Duration)>;
+    while changed.elapsed() < after {
+        let since = changed.elapsed();
+        let err = wall_error().abs();
+        if since < Duration::from_secs(3) {
+            out.wall_first_ns = out.wall_first_ns.max(err);
+        } else {
+            out.wall_after_ns = out.wall_after_ns.max(err);
+            let due = last_pair.map_or(true, |(_, _, at)| since >= at + Duration::from_secs(1));
+            if due {
+                let (ours, mono) = paired();
+                if let Some((o0, m0, _)) = last_pair {
+                    let ppm = ((ours - o0) as f64 - (mono - m0) as f64) / (mono - m0) as f64 * 1e6;
+                    out.interval_after_ppm = out.interval_after_ppm.max(ppm.abs());
+                }
+                last_pair = Some((ours, mono, since));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (out.strict_violations, out.steps_back) = checkers.finish();
+    out
+}
+
+/// How long after a step of the system clock the wall tier agreed with it
+/// again (within 2 µs), up to `limit`; `None` if it did not.
+pub fn step_followed_after(step_ns: i64, limit: Duration) -> std::io::Result<Option<Duration>> {
+    // Settle first: the wall tier agrees with the clock.
+    std::thread::sleep(Duration::from_millis(20));
+    let _guard = StepGuard::step(step_ns)?;
+    let stepped = std::time::Instant::now();
+    let followed = loop {
+        if wall_error().abs() < 2_000 {
+            break Some(stepped.elapsed());
+        }
+        if stepped.elapsed() > limit {
+            break None;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    };
+    Ok(followed)
+}
+
+/// What the kernel dropping the counter did to fastnow.
+#[derive(Clone, Debug, Default)]
+pub struct DemotionOutcome {
+    /// How long until fastnow read the OS clock.
+    pub noticed_after: Option<Duration>,
+    /// An interval across the switch minus CLOCK_MONOTONIC's, ns.
+    pub interval_error_ns: i64,
+    pub strict_violations: u64,
+    pub steps_back: u64,
+    pub info: String,
+}
+
+/// Switches the kernel's clocksource to `other` and measures; switches back.
+pub fn demotion(other: &str, limit: Duration) -> std::io::Result<DemotionOutcome> {
+    let checkers = Checkers::start();
+    let (ours0, mono0) = paired();
+    let guard = ClocksourceGuard::switch_to(other)?;
+    let switched = std::time::Instant::now();
+    let mut out = DemotionOutcome::default();
+    while switched.elapsed() < limit {
+        let _ = fastnow::Instant::now();
+        let _ = fastnow::unix_nanos();
+        if fastnow::clock_info().source == fastnow::Source::Os {
+            out.noticed_after = Some(switched.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let (ours1, mono1) = paired();
+    drop(guard);
+    out.interval_error_ns = (ours1 - ours0) as i64 - (mono1 - mono0) as i64;
+    (out.strict_violations, out.steps_back) = checkers.finish();
+    out.info = fastnow::clock_info().to_string();
+    Ok(out)
+}
