@@ -105,6 +105,7 @@
 extern crate std;
 
 mod arch;
+mod atomic;
 mod calibrate;
 mod coarse;
 mod detect;
@@ -123,6 +124,7 @@ mod timekeeper;
 pub mod tracing;
 mod wall;
 
+pub use atomic::{AtomicInstant, AtomicUnixTime};
 pub use coarse::{recent, recent_unix_nanos, refresh, DEFAULT_RESOLUTION};
 #[cfg(feature = "std")]
 pub use coarse::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};

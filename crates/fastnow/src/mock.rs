@@ -1,18 +1,32 @@
-//! A clock for tests: time that moves only when the test says so.
+//! Clocks for tests: time that moves only when the test says so.
 //!
-//! With the `mock` feature, [`MockClock::install`] makes every fastnow clock
-//! *on the current thread* — the three precise types, [`unix_nanos`], the
-//! coarse tier — read the mock instead of the hardware, and converts its
-//! exactly, so timeouts and expiry can be
-//! tested without sleeping and without flakiness. Other threads, including
-//! other tests running in parallel, are unaffected. Dropping the handle
-//! uninstalls it.
+//! With the `mock` feature, every fastnow clock — the three precise types,
+//! [`unix_nanos`] and [`UnixTime`], the coarse tier ([`recent`],
+//! [`recent_unix_nanos`], [`refresh`]), the tracing timers — reads a manual
+//! clock while one is installed, so timeouts and expiry can be tested
+//! without sleeping and without flakiness. Two scopes:
 //!
-//! The feature adds one thread-local flag check to every read, which is why
-//! it is off by default: enable it for tests only
+//! - [`MockClock::install`]: **this thread only**. Other threads, including
+//!   other tests running in parallel, keep real time. Right for code that
+//!   runs on the test's thread.
+//! - [`GlobalMockClock::install`]: **every thread of the process** — threads
+//!   the code under test spawns, thread pools, async runtimes' workers. Tests
+//!   that install one are serialised: a second `install` waits until the
+//!   first handle is dropped, so two such tests never see each other's time
+//!   (and a test that panics releases it while unwinding). The catch is the
+//!   point of it: while one is installed, a test on another thread that
+//!   installed no mock sees the mock's time too. Keep tests that need real
+//!   time in another test binary (each `tests/*.rs` file is a process), or
+//!   have them install a mock of their own. A thread-local mock takes
+//!   precedence over the global one on its thread.
+//!
+//! A mock never touches the real clocks' state: `refresh()` under a mock
+//! returns the mock's time and leaves the shared cache alone. Instants taken
+//! with and without a mock are on different timelines; do not compare them.
+//!
+//! The feature adds a flag check (a static load, then a thread-local one) to
+//! every read, which is why it is off by default: enable it for tests only
 //! (`[dev-dependencies] fastnow = { version = "…", features = ["mock"] }`).
-//! Do not compare instants taken with and without a mock installed: they
-//! are on different timelines.
 //!
 //! ```
 //! use fastnow::{mock::MockClock, Instant};
@@ -29,25 +43,67 @@
 //! ```
 //!
 //! [`unix_nanos`]: crate::unix_nanos
+//! [`UnixTime`]: crate::UnixTime
+//! [`recent`]: crate::recent
+//! [`recent_unix_nanos`]: crate::recent_unix_nanos
+//! [`refresh`]: crate::refresh
 
-use std::cell::{Cell, RefCell};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::rc::Rc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+/// A mock's two clocks. Atomics, so a global mock can be read from any
+/// thread while the test advances it.
 struct State {
-    mono_ns: Cell<u64>,
-    unix_ns: Cell<u64>,
+    mono_ns: AtomicU64,
+    unix_ns: AtomicU64,
+}
+
+/// Where a new mock starts: one second of monotonic time, and
+/// 2001-09-09T01:46:40Z (10^9 s) of Unix time.
+const START_MONO_NS: u64 = 1_000_000_000;
+const START_UNIX_NS: u64 = 1_000_000_000_000_000_000;
+
+impl State {
+    const fn new() -> State {
+        State {
+            mono_ns: AtomicU64::new(START_MONO_NS),
+            unix_ns: AtomicU64::new(START_UNIX_NS),
+        }
+    }
+
+    fn reset(&self) {
+        self.mono_ns.store(START_MONO_NS, Ordering::Relaxed);
+        self.unix_ns.store(START_UNIX_NS, Ordering::Relaxed);
+    }
+
+    fn advance(&self, by: Duration) {
+        let ns = u64::try_from(by.as_nanos()).expect("mock advance: duration over 584 years");
+        let mono = self.mono_ns.load(Ordering::Relaxed);
+        let mono = mono.checked_add(ns).expect("mock advance: time overflow");
+        self.mono_ns.store(mono, Ordering::Relaxed);
+        let unix = self.unix_ns.load(Ordering::Relaxed);
+        self.unix_ns
+            .store(unix.saturating_add(ns), Ordering::Relaxed);
+    }
 }
 
 std::thread_local! {
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
-    static CURRENT: RefCell<Option<Rc<State>>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Arc<State>>> = const { RefCell::new(None) };
 }
+
+/// Whether a global mock is installed; its clocks.
+static GLOBAL_ACTIVE: AtomicBool = AtomicBool::new(false);
+static GLOBAL: State = State::new();
+/// Serialises global mocks: `true` while one is installed.
+static GLOBAL_TAKEN: Mutex<bool> = Mutex::new(false);
+static GLOBAL_FREED: Condvar = Condvar::new();
 
 /// A manual clock installed on the current thread; see the [module docs](self).
 pub struct MockClock {
-    state: Rc<State>,
+    state: Arc<State>,
     // Installed on one thread: must be dropped (uninstalled) there.
     _not_send: PhantomData<*const ()>,
 }
@@ -59,10 +115,7 @@ impl MockClock {
     /// # Panics
     /// If a mock clock is already installed on this thread.
     pub fn install() -> MockClock {
-        let state = Rc::new(State {
-            mono_ns: Cell::new(1_000_000_000),
-            unix_ns: Cell::new(1_000_000_000_000_000_000),
-        });
+        let state = Arc::new(State::new());
         CURRENT.with(|c| {
             let mut c = c.borrow_mut();
             assert!(
@@ -71,7 +124,6 @@ impl MockClock {
             );
             *c = Some(state.clone());
         });
-        ACTIVE.with(|a| a.set(true));
         MockClock {
             state,
             _not_send: PhantomData,
@@ -83,67 +135,114 @@ impl MockClock {
     /// # Panics
     /// If the monotonic time would pass `u64::MAX` nanoseconds (584 years).
     pub fn advance(&self, by: Duration) {
-        let ns = u64::try_from(by.as_nanos()).expect("MockClock::advance: duration over 584 years");
-        let mono = self
-            .state
-            .mono_ns
-            .get()
-            .checked_add(ns)
-            .expect("MockClock::advance: time overflow");
-        self.state.mono_ns.set(mono);
-        self.state
-            .unix_ns
-            .set(self.state.unix_ns.get().saturating_add(ns));
+        self.state.advance(by);
     }
 
     /// Sets the Unix time (as if the system clock were stepped); the
     /// monotonic time is not affected.
     pub fn set_unix_nanos(&self, nanos: u64) {
-        self.state.unix_ns.set(nanos);
+        self.state.unix_ns.store(nanos, Ordering::Relaxed);
     }
 
     /// The mock's monotonic time, in nanoseconds (what its instants hold).
     pub fn nanos(&self) -> u64 {
-        self.state.mono_ns.get()
+        self.state.mono_ns.load(Ordering::Relaxed)
     }
 }
 
 impl Drop for MockClock {
     fn drop(&mut self) {
-        ACTIVE.with(|a| a.set(false));
-        CURRENT.with(|c| *c.borrow_mut() = None);
+        // `try_with`: a handle dropped during thread-local destruction.
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = None);
     }
 }
 
-#[inline(always)]
-fn active() -> bool {
-    // `try_with`: reads during thread-local destruction see no mock.
-    ACTIVE.try_with(Cell::get).unwrap_or(false)
+/// A manual clock for every thread of the process; see the
+/// [module docs](self). `Send` and `Sync`: advance it from any thread.
+///
+/// ```
+/// use fastnow::{mock::GlobalMockClock, Instant};
+/// use std::time::Duration;
+///
+/// let clock = GlobalMockClock::install();
+/// let start = Instant::now();
+/// // Code under test on another thread sees the same clock.
+/// let deadline = std::thread::spawn(move || start + Duration::from_secs(5)).join().unwrap();
+/// clock.advance(Duration::from_secs(5));
+/// assert!(std::thread::spawn(move || Instant::now() >= deadline).join().unwrap());
+/// ```
+pub struct GlobalMockClock {
+    _private: (),
 }
 
-fn with_state<T>(f: impl FnOnce(&State) -> T) -> Option<T> {
-    CURRENT.with(|c| c.borrow().as_deref().map(f))
-}
+impl GlobalMockClock {
+    /// Installs the process-wide mock (starting where [`MockClock`]s do),
+    /// waiting while another one is installed.
+    pub fn install() -> GlobalMockClock {
+        // A test that panicked while holding the lock still unlocked it;
+        // the flag it guards is always consistent.
+        let mut taken = GLOBAL_TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        while *taken {
+            taken = GLOBAL_FREED.wait(taken).unwrap_or_else(|p| p.into_inner());
+        }
+        *taken = true;
+        GLOBAL.reset();
+        GLOBAL_ACTIVE.store(true, Ordering::SeqCst);
+        GlobalMockClock { _private: () }
+    }
 
-/// One of the mock's clocks, if one is installed on this thread; the
-/// `active()` check keeps the thread-local borrow off the path otherwise.
-#[inline(always)]
-fn read(clock: impl FnOnce(&State) -> u64) -> Option<u64> {
-    if active() {
-        with_state(clock)
-    } else {
-        None
+    /// Moves both the monotonic and the Unix time forward.
+    ///
+    /// # Panics
+    /// If the monotonic time would pass `u64::MAX` nanoseconds (584 years).
+    pub fn advance(&self, by: Duration) {
+        GLOBAL.advance(by);
+    }
+
+    /// Sets the Unix time (as if the system clock were stepped).
+    pub fn set_unix_nanos(&self, nanos: u64) {
+        GLOBAL.unix_ns.store(nanos, Ordering::Relaxed);
+    }
+
+    /// The mock's monotonic time, in nanoseconds.
+    pub fn nanos(&self) -> u64 {
+        GLOBAL.mono_ns.load(Ordering::Relaxed)
     }
 }
 
-/// The mock's monotonic nanoseconds, if one is installed on this thread.
+impl Drop for GlobalMockClock {
+    fn drop(&mut self) {
+        GLOBAL_ACTIVE.store(false, Ordering::SeqCst);
+        let mut taken = GLOBAL_TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        *taken = false;
+        GLOBAL_FREED.notify_one();
+    }
+}
+
+/// One of the mock's clocks, if one applies to this thread: its own mock,
+/// else the global one.
+#[inline(always)]
+fn read(clock: impl Fn(&State) -> u64) -> Option<u64> {
+    let local = CURRENT
+        .try_with(|c| c.borrow().as_deref().map(&clock))
+        .ok()
+        .flatten();
+    if local.is_some() {
+        return local;
+    }
+    GLOBAL_ACTIVE
+        .load(Ordering::Relaxed)
+        .then(|| clock(&GLOBAL))
+}
+
+/// The mock's monotonic nanoseconds, if a mock applies to this thread.
 #[inline(always)]
 pub(crate) fn nanos() -> Option<u64> {
-    read(|s| s.mono_ns.get())
+    read(|s| s.mono_ns.load(Ordering::Relaxed))
 }
 
-/// The mock's Unix nanoseconds, if one is installed on this thread.
+/// The mock's Unix nanoseconds, if a mock applies to this thread.
 #[inline(always)]
 pub(crate) fn unix_nanos() -> Option<u64> {
-    read(|s| s.unix_ns.get())
+    read(|s| s.unix_ns.load(Ordering::Relaxed))
 }

@@ -30,6 +30,7 @@ pub(crate) fn realtime_nanos() -> u64 {
 
 #[cfg(unix)]
 #[inline]
+#[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some targets
 fn clock_nanos(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -141,5 +142,23 @@ pub(crate) mod file {
     pub(crate) fn close(fd: i32) {
         // SAFETY: `fd` was returned by `open` and is closed once by its owner.
         unsafe { libc::close(fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturating_nanos;
+
+    /// The OS clocks never wrap: before 1970 is 0, past 2554 is `u64::MAX`.
+    #[test]
+    fn clock_values_saturate_at_both_ends() {
+        assert_eq!(saturating_nanos(-1, 999_999_999), 0);
+        assert_eq!(saturating_nanos(i64::MIN, 0), 0);
+        assert_eq!(saturating_nanos(0, 0), 0);
+        assert_eq!(saturating_nanos(1, 5), 1_000_000_005);
+        assert_eq!(saturating_nanos(18_446_744_073, 709_551_615), u64::MAX);
+        assert_eq!(saturating_nanos(18_446_744_073, 709_551_616), u64::MAX);
+        assert_eq!(saturating_nanos(18_446_744_074, 0), u64::MAX);
+        assert_eq!(saturating_nanos(i64::MAX, 999_999_999), u64::MAX);
     }
 }

@@ -1107,7 +1107,7 @@ pub fn clock_info() -> ClockInfo {
 ///     eprintln!("fastnow uses the OS clock: {why}");
 /// }
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct ClockInfo {
     /// The source the precise clocks read (during a process's first
     /// millisecond the counter is chosen but not yet in use: see
@@ -1158,6 +1158,30 @@ impl ClockInfo {
         let sig = self.hypervisor.as_ref()?;
         let end = sig.iter().position(|&b| b == 0).unwrap_or(sig.len());
         core::str::from_utf8(&sig[..end]).ok()
+    }
+}
+
+impl fmt::Debug for ClockInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClockInfo")
+            .field("source", &self.source)
+            .field("counter", &self.counter)
+            .field("ordered_read", &self.ordered_read)
+            .field("freq_hz", &self.freq_hz)
+            .field("freq_origin", &self.freq_origin)
+            .field("published_freq_hz", &self.published_freq_hz)
+            .field("calibration_baseline", &self.calibration_baseline)
+            .field("calibration_time", &self.calibration_time)
+            .field("refinements", &self.refinements)
+            .field("fallback", &self.fallback)
+            .field("demoted_at", &self.demoted_at)
+            .field("env_override", &self.env_override)
+            .field("kernel_clocksource", &self.kernel_clocksource)
+            .field("invariant", &self.invariant)
+            .field("monotonic_mode", &self.monotonic_mode)
+            .field("upkeep", &self.upkeep)
+            .field("hypervisor", &self.hypervisor())
+            .finish()
     }
 }
 

@@ -130,7 +130,7 @@ impl<C: Clocks> Timekeeper<C> {
 /// assert_eq!(UnixTime::from_nanos(1_500_000_000).as_secs(), 1);
 /// assert!(t.checked_add(Duration::MAX).is_none());
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixTime {
     nanos: u64,
 }
@@ -214,6 +214,25 @@ impl UnixTime {
 impl From<UnixTime> for std::time::SystemTime {
     fn from(t: UnixTime) -> std::time::SystemTime {
         std::time::UNIX_EPOCH + t.since_epoch()
+    }
+}
+
+/// RFC 3339 in UTC with nanoseconds, e.g. `2026-11-23T13:45:07.123456789Z`.
+///
+/// ```
+/// let t = fastnow::UnixTime::from_nanos(1_795_441_069_732_833_442);
+/// assert_eq!(t.to_string(), "2026-11-23T13:37:49.732833442Z");
+/// assert_eq!(format!("{t:?}"), "UnixTime(2026-11-23T13:37:49.732833442Z)");
+/// ```
+impl core::fmt::Display for UnixTime {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        crate::rfc3339::write(f, self.nanos, 9)
+    }
+}
+
+impl core::fmt::Debug for UnixTime {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "UnixTime({self})")
     }
 }
 
