@@ -19,11 +19,23 @@ AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-g
 
 test: test-rust test-aarch64 test-go
 
+# The library builds with its declared rust-version (1.80); its tests need
+# newer toolchains (proptest needs 1.88).
+MSRV = 1.80
 test-rust:
 	$(CARGO) test --workspace --all-features
 	$(CARGO) test -p fastnow
 	$(CARGO) build -p fastnow --no-default-features
 	$(CARGO) test --release -p fastnow-bench --test strict
+	@if rustup toolchain list 2>/dev/null | grep -q '^$(MSRV)'; then \
+		for f in "" "--features mock,tracing" "--no-default-features"; do \
+			echo "cargo +$(MSRV) build -p fastnow $$f"; \
+			cargo +$(MSRV) build -q -p fastnow $$f --target-dir target/msrv || exit 1; \
+		done; \
+	else \
+		echo "test-rust: SKIPPED the Rust $(MSRV) build: rustup has no $(MSRV) toolchain (.ci/run installs it)"; \
+		[ -z "$$CI" ] || exit 1; \
+	fi
 
 test-aarch64:
 	@if $(AARCH64_READY); then \

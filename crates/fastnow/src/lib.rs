@@ -140,6 +140,11 @@ pub use timekeeper::{clock_info, recalibrate, ClockInfo};
 pub use wall::system_time;
 pub use wall::{resync_wall, set_wall_resync_interval, unix_nanos, UnixTime, DEFAULT_RESYNC};
 
+// The README's examples are doc tests too (they need these features).
+#[cfg(all(doctest, feature = "serde", feature = "jiff", feature = "mock"))]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 /// Test hooks, for this crate's own tests of fork and signal safety. Not part
 /// of the API.
 #[doc(hidden)]

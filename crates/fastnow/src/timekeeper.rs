@@ -538,6 +538,7 @@ impl<C: Clocks> Timekeeper<C> {
     /// kernel's verdict every second, and re-anchors the wall tier at once
     /// when `clock_was_set`. Returns the `CLOCK_MONOTONIC` time of its next
     /// turn.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the upkeep thread needs std
     pub(crate) fn upkeep_turn(&self, clock_was_set: bool) -> u64 {
         self.published();
         let mut w = Writer::new(self);
@@ -564,6 +565,7 @@ impl<C: Clocks> Timekeeper<C> {
     }
 
     /// The upkeep thread started or stopped: the schedule changes.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn set_upkeep(&self, running: bool) {
         self.upkeep.store(running, Ordering::Relaxed);
         self.upkeep_due.store(0, Ordering::Relaxed);
