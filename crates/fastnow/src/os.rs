@@ -12,11 +12,18 @@
 //! no lock and allocates nothing), because detection and calibration may run
 //! inside a signal handler whose thread was interrupted anywhere.
 
-/// Nanoseconds of `CLOCK_MONOTONIC`.
+/// Nanoseconds of the monotonic clock std's `Instant` reads:
+/// `CLOCK_MONOTONIC`, or on Apple platforms `CLOCK_UPTIME_RAW` (which, like
+/// `mach_absolute_time`, does not count sleep; Apple's `CLOCK_MONOTONIC`
+/// does).
 #[cfg(unix)]
 #[inline]
 pub(crate) fn monotonic_nanos() -> u64 {
-    clock_nanos(libc::CLOCK_MONOTONIC)
+    #[cfg(target_vendor = "apple")]
+    let clock = libc::CLOCK_UPTIME_RAW;
+    #[cfg(not(target_vendor = "apple"))]
+    let clock = libc::CLOCK_MONOTONIC;
+    clock_nanos(clock)
 }
 
 /// Nanoseconds since the Unix epoch from `CLOCK_REALTIME`: 0 for a clock set

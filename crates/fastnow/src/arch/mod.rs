@@ -15,15 +15,33 @@
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(target_arch = "loongarch64", target_os = "linux"))]
+mod loongarch64;
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "riscv64", target_os = "linux"),
+    all(target_arch = "loongarch64", target_os = "linux"),
+)))]
 mod none;
+#[cfg(all(target_arch = "riscv64", target_os = "linux"))]
+mod riscv64;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) use self::aarch64::{probe, ticks, ticks_ordered};
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(target_arch = "loongarch64", target_os = "linux"))]
+pub(crate) use self::loongarch64::{probe, ticks, ticks_ordered};
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "riscv64", target_os = "linux"),
+    all(target_arch = "loongarch64", target_os = "linux"),
+)))]
 pub(crate) use self::none::{probe, ticks, ticks_ordered};
+#[cfg(all(target_arch = "riscv64", target_os = "linux"))]
+pub(crate) use self::riscv64::{probe, ticks, ticks_ordered};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use self::x86_64::{probe, ticks, ticks_ordered};
 

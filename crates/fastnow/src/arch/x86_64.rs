@@ -92,6 +92,9 @@ pub(crate) fn probe() -> Probe {
             freq = Some((khz as u64 * 1000, FreqOrigin::Hypervisor));
         }
     }
+    if freq.is_none() {
+        freq = kernel_tsc_frequency().map(|hz| (hz, FreqOrigin::Kernel));
+    }
 
     Probe {
         counter: Some("TSC (RDTSC)"),
@@ -103,6 +106,30 @@ pub(crate) fn probe() -> Probe {
         hypervisor,
         disabled: tsc_disabled_by_prctl(),
     }
+}
+
+/// macOS publishes the TSC frequency it measured at boot.
+#[cfg(target_os = "macos")]
+fn kernel_tsc_frequency() -> Option<u64> {
+    let mut hz: u64 = 0;
+    let mut len = core::mem::size_of::<u64>();
+    // SAFETY: the name is NUL-terminated; `hz` and `len` are valid and
+    // describe an 8-byte buffer; no new value is set.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"machdep.tsc.frequency".as_ptr(),
+            (&mut hz as *mut u64).cast(),
+            &mut len,
+            core::ptr::null_mut(),
+            0,
+        )
+    };
+    (rc == 0 && len == 8 && hz != 0).then_some(hz)
+}
+
+#[cfg(not(target_os = "macos"))]
+fn kernel_tsc_frequency() -> Option<u64> {
+    None
 }
 
 /// Linux lets a process make RDTSC fault (`prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`,
