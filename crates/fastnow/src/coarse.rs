@@ -150,7 +150,7 @@ pub const DEFAULT_RESOLUTION: core::time::Duration = core::time::Duration::from_
 
 #[cfg(feature = "std")]
 mod upkeep {
-    use super::{refresh, DEFAULT_RESOLUTION, RECENT_NANOS, RECENT_UNIX};
+    use super::{refresh, DEFAULT_RESOLUTION};
     use crate::latch::WriterLock;
     use crate::timekeeper::TK;
     use core::cell::UnsafeCell;
@@ -350,7 +350,8 @@ mod upkeep {
     /// let readers do the state updates meanwhile.
     #[cfg(unix)]
     mod fork {
-        use super::{RECENT_NANOS, RECENT_UNIX, RESTART_NS, RUNNING_NS, SLOT, TK};
+        use super::super::{RECENT_NANOS, RECENT_UNIX};
+        use super::{RESTART_NS, RUNNING_NS, SLOT, TK};
         use core::sync::atomic::{AtomicBool, Ordering};
 
         /// Registers the child handler once, when upkeep first starts: only

@@ -180,6 +180,7 @@ impl Clocksource {
 
     /// Whether `raw` looks like what the kernel writes there: a name of
     /// lower-case letters, digits, `-` and `_`, then a line feed.
+    #[cfg_attr(not(unix), allow(dead_code))]
     fn plausible(raw: &[u8]) -> bool {
         let name = raw.strip_suffix(b"\n").unwrap_or(raw);
         !name.is_empty()
@@ -229,6 +230,7 @@ impl fmt::Display for Fallback {
 
 /// What the kernel says about the counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(any(unix, windows)), allow(dead_code))]
 pub(crate) enum KernelVerdict {
     /// No kernel verdict exists on this platform (not Linux x86, or no
     /// file system access): the hardware's word is all there is.
@@ -275,6 +277,7 @@ const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("tsc");
 )))]
 const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
 
+#[cfg(unix)]
 const CLOCKSOURCE_PATH: &core::ffi::CStr =
     c"/sys/devices/system/clocksource/clocksource0/current_clocksource";
 

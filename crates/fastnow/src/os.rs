@@ -52,6 +52,7 @@ fn clock_nanos(clock: libc::clockid_t) -> u64 {
 
 /// `secs` seconds and `nanos` nanoseconds since the epoch, clamped to the
 /// range of a `u64` of nanoseconds.
+#[cfg(unix)]
 pub(crate) const fn saturating_nanos(secs: i64, nanos: u32) -> u64 {
     if secs < 0 {
         return 0;
@@ -152,7 +153,7 @@ pub(crate) mod file {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::saturating_nanos;
 
