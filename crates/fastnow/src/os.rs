@@ -63,18 +63,34 @@ pub(crate) const fn saturating_nanos(secs: i64, nanos: u32) -> u64 {
     }
 }
 
+/// The platform's clocks where fastnow has no Unix call for them: std's
+/// (Windows: `QueryPerformanceCounter` and `GetSystemTimePreciseAsFileTime`;
+/// WASI: `clock_time_get`), or in a browser `performance.now()` and
+/// `Date.now()`, where std's panic.
+#[cfg(not(unix))]
+mod platform {
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    pub(super) use web_time::{Instant, SystemTime, UNIX_EPOCH};
+
+    #[cfg(all(
+        feature = "std",
+        not(all(target_family = "wasm", target_os = "unknown"))
+    ))]
+    pub(super) use std::time::{Instant, SystemTime, UNIX_EPOCH};
+}
+
 #[cfg(all(not(unix), feature = "std"))]
 pub(crate) fn monotonic_nanos() -> u64 {
-    // std's monotonic clock, counted from the first call in this process.
+    // The monotonic clock, counted from the first call in this process.
     use std::sync::OnceLock;
-    static BASE: OnceLock<std::time::Instant> = OnceLock::new();
-    let base = *BASE.get_or_init(std::time::Instant::now);
-    u64::try_from(std::time::Instant::now().duration_since(base).as_nanos()).unwrap_or(u64::MAX)
+    static BASE: OnceLock<platform::Instant> = OnceLock::new();
+    let base = *BASE.get_or_init(platform::Instant::now);
+    u64::try_from(platform::Instant::now().duration_since(base).as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(all(not(unix), feature = "std"))]
 pub(crate) fn realtime_nanos() -> u64 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+    match platform::SystemTime::now().duration_since(platform::UNIX_EPOCH) {
         Ok(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
         Err(_) => 0,
     }
