@@ -155,6 +155,12 @@ pub mod __test {
         crate::timekeeper::TK.with_lock(f)
     }
 
+    /// What the two kinds of state update cost the reader that does them
+    /// (a sample, a clocksource check), in nanoseconds: one of each.
+    pub fn reader_update_costs() -> (u64, u64) {
+        crate::timekeeper::TK.reader_update_costs()
+    }
+
     /// How many states have been published (each update adds one or two).
     pub fn state_generation() -> u64 {
         crate::timekeeper::TK.state.sequence() / 2

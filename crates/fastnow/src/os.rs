@@ -102,11 +102,44 @@ compile_error!(
 );
 
 /// This process's id, which the writers' lock records (see `latch`).
+///
+/// Cached: a system call costs 1.5–4 µs on a VM whose caches went cold (as
+/// they do between the state updates a second apart), more than the whole
+/// update may cost a reader. A child forked with libc's `fork()` gets the
+/// cache cleared by a `pthread_atfork` handler, registered with the first
+/// call, so its first use asks again. (Registration takes glibc's fork-handler
+/// lock: a first fastnow reading inside a signal handler that interrupted
+/// `fork()` itself would wait for it. Fork paths that bypass libc — a raw
+/// `clone` system call — run no handler and keep the parent's pid cached.)
 #[cfg(unix)]
 #[inline]
 pub(crate) fn pid() -> u32 {
+    match PID.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => fetch_pid(),
+        pid => pid,
+    }
+}
+
+#[cfg(unix)]
+static PID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+#[cfg(unix)]
+#[cold]
+fn fetch_pid() -> u32 {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static WATCHING: AtomicBool = AtomicBool::new(false);
+    extern "C" fn forked() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    if !WATCHING.swap(true, Ordering::AcqRel) {
+        // SAFETY: `forked` is a valid extern "C" fn for the life of the
+        // process; it only stores to an atomic, as a fork child handler may.
+        unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+    }
     // SAFETY: getpid has no arguments and cannot fail.
-    unsafe { libc::getpid() as u32 }
+    let pid = unsafe { libc::getpid() } as u32;
+    PID.store(pid, Ordering::Relaxed);
+    pid
 }
 
 #[cfg(not(unix))]

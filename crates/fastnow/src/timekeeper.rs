@@ -47,12 +47,14 @@
 //! milliseconds): readings move forward by about a microsecond, never back.
 //!
 //! # Work off the read path
-//! What a state update costs — a sample (about 10 brackets of `clock_gettime`
-//! around the counter, under a microsecond) or a re-check of the kernel's
-//! clocksource (one `pread`, about a microsecond) — falls on the reader that
-//! reaches `trigger`, once per period (1, 2, 4 … ms in the first second,
-//! then twice a second, alternating the two), or, while the coarse tier's
-//! upkeep thread runs, on that thread alone.
+//! What a state update costs — a sample (7 brackets of `clock_gettime`
+//! around the counter and a publish: about a microsecond, no system call)
+//! or a re-check of the kernel's clocksource (one `pread`: a system call,
+//! 3–15 µs on a VM whose caches went cold since the last one) — falls on the
+//! reader that reaches `trigger`, once per period (1, 2, 4 … ms in the first
+//! second, then twice a second, alternating the two), or, while the coarse
+//! tier's upkeep thread runs, on that thread alone (BENCHMARKS.md has the
+//! measured costs).
 
 use crate::arch::Probe;
 use crate::calibrate::{self, Sample, Verdict, Window};
@@ -511,6 +513,25 @@ impl<C: Clocks> Timekeeper<C> {
             }
             None => self.state.is_published(),
         }
+    }
+
+    /// What the two kinds of update cost the reader that does them, lock
+    /// taken and released included: (a sample, a clocksource check), ns.
+    pub(crate) fn reader_update_costs(&self) -> (u64, u64) {
+        self.finish_warm_up();
+        let due = Cause::Reader(Due::Trigger(0));
+        let time = |check: bool| {
+            let start = self.clocks.mono();
+            if let Some(mut w) = Writer::try_new(self) {
+                w.keeper.last_was_check = !check;
+                if check {
+                    w.keeper.next_check_mono = 0;
+                }
+                w.update(due);
+            }
+            self.clocks.mono() - start
+        };
+        (time(false), time(true))
     }
 
     /// Runs `f` holding the writers' lock (tests of what readers do then).

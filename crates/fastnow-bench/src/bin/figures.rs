@@ -51,6 +51,7 @@ fn main() {
     println!();
     costs(&plan);
     wall_and_coarse(&plan);
+    updates(&plan);
     contention(&plan);
     strictness(&plan);
     startup(&plan);
@@ -197,6 +198,38 @@ fn wall_and_coarse(plan: &Plan) {
         p(&stale, 100.0) / 1e6
     );
     println!();
+}
+
+/// What a reader pays when it finds a state update due (about once a
+/// second, alternating the two kinds, without upkeep; never with it).
+fn updates(plan: &Plan) {
+    let n = plan.children * 10;
+    let (mut sample, mut check) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (s, c) = fastnow::__test::reader_update_costs();
+        sample.push(s as f64);
+        check.push(c as f64);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let p = |v: &[f64], q| fastnow_bench::percentile(v, q);
+    println!("### State updates on a reader ({n} of each, lock included)\n");
+    println!("| update | median | p99 | max |");
+    println!("|---|---:|---:|---:|");
+    for (name, v) in [
+        (
+            "a rate sample (7 brackets of `clock_gettime`) and publish",
+            &sample,
+        ),
+        ("a clocksource re-check (one `pread`) and publish", &check),
+    ] {
+        println!(
+            "| {name} | {:.0} ns | {:.0} ns | {:.0} ns |",
+            p(v, 50.0),
+            p(v, 99.0),
+            p(v, 100.0)
+        );
+    }
+    println!("\nWith the upkeep thread running, readers do neither: it does both.\n");
 }
 
 /// 4 (cost part): MonotonicInstant on one core and on every core, through
