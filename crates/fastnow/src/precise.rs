@@ -70,9 +70,8 @@ impl<C: Clocks> Timekeeper<C> {
             if t.wrapping_sub(takeover) < span {
                 return line.at(t);
             }
-            return self.read_slow(Some(t), ordered);
         }
-        self.read_slow(None, ordered)
+        self.read_slow()
     }
 
     /// The fast path's words: where the current piece starts, how far the
@@ -96,9 +95,14 @@ impl<C: Clocks> Timekeeper<C> {
     /// just before a new state took over) or past its trigger, the OS
     /// clock, the first reading of the process, a source switch. Never
     /// waits for another thread (see `timekeeper`).
+    ///
+    /// The counter is read again, ordered, after the state: the fast path's
+    /// value may be older than a state published since, and only values
+    /// read after a state was published are sure to lie in the range its
+    /// `prev` line covers.
     #[cold]
     #[inline(never)]
-    fn read_slow(&self, mut ticks: Option<u64>, ordered: bool) -> u64 {
+    fn read_slow(&self) -> u64 {
         loop {
             // OS-clock readings are taken inside the latch read: none is
             // taken after a newer state was published (see `timekeeper`).
@@ -110,8 +114,8 @@ impl<C: Clocks> Timekeeper<C> {
                 (words, mono)
             });
             let state = State::from_words(&words);
-            let reading = match (state.mode, mono, ticks) {
-                (MODE_NONE, _, _) => {
+            let reading = match (state.mode, mono) {
+                (MODE_NONE, _) => {
                     if self.ensure_published() {
                         continue;
                     }
@@ -123,19 +127,9 @@ impl<C: Clocks> Timekeeper<C> {
                     }
                     continue;
                 }
-                (MODE_COUNTER, _, Some(t)) => t,
-                (MODE_COUNTER, _, None) => {
-                    // Promoted to the counter since the fast path looked.
-                    let t = if ordered {
-                        self.clocks.counter_ordered()
-                    } else {
-                        self.clocks.counter()
-                    };
-                    ticks = Some(t);
-                    t
-                }
-                (_, Some(m), _) => m,
-                (_, None, _) => unreachable!("OS modes read the OS clock"),
+                (MODE_COUNTER, _) => self.clocks.counter_ordered(),
+                (_, Some(m)) => m,
+                (_, None) => unreachable!("OS modes read the OS clock"),
             };
             match state.convert(reading) {
                 Converted::Nanos { nanos, due } => {
@@ -146,9 +140,6 @@ impl<C: Clocks> Timekeeper<C> {
                 }
                 Converted::PastEnd => {
                     if self.update_from_reader(Due::PastEnd(reading)) || self.newer_soon(&words) {
-                        if state.mode != MODE_COUNTER {
-                            ticks = None;
-                        }
                         continue;
                     }
                     return state.lower_bound(reading);
