@@ -58,9 +58,9 @@ fn child_clock_works() -> bool {
         && !info.to_string().is_empty()
 }
 
-/// Holds the writers' lock on another thread until told to let go; returns
-/// once it is held.
-fn hold_lock_elsewhere() -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+/// Forks while another thread of this process holds the writers' lock, and
+/// checks the child's clock works (a hang shows as SIGALRM).
+fn fork_while_another_thread_holds_the_lock(when: &str) {
     let (held_tx, held_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
@@ -70,34 +70,22 @@ fn hold_lock_elsewhere() -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
         });
     });
     held_rx.recv().unwrap();
-    (release_tx, holder)
+    let status = in_child(child_clock_works);
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child forked {when}: status {status:#x}"
+    );
 }
 
 #[test]
 fn child_forked_while_a_parent_thread_holds_the_lock() {
-    // First: nothing published yet; the holder is a thread of the parent.
-    let (release, holder) = hold_lock_elsewhere();
-    let status = in_child(child_clock_works);
-    release.send(()).unwrap();
-    holder.join().unwrap();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child before the first state: status {status:#x} (a hang shows as SIGALRM)"
-    );
-
-    // Then: the clock is running, and the parent's thread holds the lock.
+    fork_while_another_thread_holds_the_lock("before the first state");
     let t = Instant::now();
     std::thread::sleep(Duration::from_millis(5));
     assert!(t.elapsed() >= Duration::from_millis(4));
-    let (release, holder) = hold_lock_elsewhere();
-    let status = in_child(child_clock_works);
-    release.send(()).unwrap();
-    holder.join().unwrap();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child of a running clock: status {status:#x}"
-    );
-
+    fork_while_another_thread_holds_the_lock("with the clock running");
     // And the parent itself is unharmed.
     assert!(child_clock_works());
 }
