@@ -1,8 +1,10 @@
 //! `fastnow`: what fastnow does on this machine.
 //!
-//!     fastnow report [--quick] [--json] [--html FILE] [--window DURATION]
+//!     fastnow report [--quick] [--json] [--html FILE] [--window DURATION] [--faults]
+//!     fastnow report --compare A.json B.json [--html FILE]
 //!     fastnow info
 
+mod compare;
 mod measure;
 mod render;
 
@@ -44,6 +46,11 @@ enum Command {
     /// CLOCK_REALTIME; the coarse tier's staleness with upkeep at 1 ms.
     ///
     /// VERDICT — which fastnow clock to use here, for which job.
+    ///
+    /// FAULTS (--faults, root only) — clock faults injected into the kernel, one row per event
+    /// with the bound fastnow is held to.
+    ///
+    /// With --compare A.json B.json, measures nothing and sets two saved JSON reports side by side.
     Report(ReportArgs),
     /// Print the clock fastnow chose and why, without measuring.
     Info,
@@ -63,6 +70,21 @@ pub struct ReportArgs {
     /// Drift window, e.g. 10s, 1500ms, 1m (default 10s; 2s with --quick; 100ms to 10m).
     #[arg(long, value_name = "DURATION", value_parser = parse_window)]
     pub window: Option<Duration>,
+    /// After the other measurements, inject clock faults into the kernel (NTP frequency and
+    /// tick changes, ±1 s steps, a clocksource switch) and check fastnow's bounds through each.
+    /// Needs CAP_SYS_TIME (root); moves this machine's clock for about 70 s (30 s with
+    /// --quick); the clocksource switch leaves this process on the OS clock.
+    #[arg(long)]
+    pub faults: bool,
+    /// Measure nothing: set two JSON reports (from --json) side by side, with the cost ratios
+    /// B/A that changed by more than the runs' own spread marked.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A.json", "B.json"],
+        conflicts_with_all = ["quick", "json", "window", "faults"]
+    )]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
 fn parse_window(s: &str) -> Result<Duration, String> {
@@ -98,6 +120,20 @@ fn report(args: ReportArgs) -> Result<(), String> {
         Some(path) => Some(render::PendingFile::create(path)?),
         None => None,
     };
+    if let Some(files) = &args.compare {
+        let (a, b) = compare::load(&files[0], &files[1])?;
+        print!("{}", compare::text(&a, &b));
+        if let Some(file) = html {
+            let path = file.commit(&compare::html(&a, &b))?;
+            println!("HTML comparison written to {}", path.display());
+        }
+        return Ok(());
+    }
+    if args.faults {
+        if let Some(why) = measure::faults_unavailable() {
+            eprintln!("fastnow report: --faults skipped: {why}");
+        }
+    }
     let report = measure::run(&args);
     if args.json {
         println!(
