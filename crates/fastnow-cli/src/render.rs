@@ -46,6 +46,11 @@ impl Drop for PendingFile {
 
 /// Left-aligns the first column and right-aligns the others.
 pub fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    table_aligned(out, header, rows, 1);
+}
+
+/// Left-aligns the first `left` columns and right-aligns the others.
+pub fn table_aligned(out: &mut String, header: &[&str], rows: &[Vec<String>], left: usize) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -55,7 +60,7 @@ pub fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let line = |out: &mut String, cells: Vec<&str>| {
         for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
             let pad = w - cell.chars().count();
-            if i == 0 {
+            if i < left {
                 let _ = write!(out, "{cell}{}  ", " ".repeat(pad));
             } else {
                 let _ = write!(out, "{}{cell}  ", " ".repeat(pad));
@@ -201,11 +206,7 @@ pub fn text(r: &Report) -> String {
                 let _ = writeln!(out, "  skipped: {why}");
             }
             None => {
-                table(
-                    &mut out,
-                    &["event", "measured", "bound", "result"],
-                    &fault_rows(faults),
-                );
+                table_aligned(&mut out, &FAULT_HEADER, &fault_rows(faults), 2);
                 if let Some(info) = &faults.clock_info_after {
                     let _ = writeln!(out, "  after the events: {info}");
                 }
@@ -332,6 +333,7 @@ pub fn worst_interval(r: &Report) -> Option<f64> {
 fn fmt_value(v: Option<f64>, unit: &str) -> String {
     match v {
         None => "never".into(),
+        Some(v) if unit == "ns" && v >= 1_000_000.0 => format!("{:.3} ms", v / 1e6),
         Some(v) if unit == "ns" && v >= 10_000.0 => format!("{:.1} µs", v / 1e3),
         Some(v) if unit.is_empty() => format!("{v:.0}"),
         Some(v) if unit == "ppm" => format!("{v:.3} ppm"),
@@ -340,13 +342,17 @@ fn fmt_value(v: Option<f64>, unit: &str) -> String {
     }
 }
 
-/// One row per check of each fault event: (event, measured, bound, result).
+/// The fault table's columns.
+pub const FAULT_HEADER: [&str; 5] = ["event", "check", "measured", "bound", "result"];
+
+/// One row per check of each fault event (columns of [`FAULT_HEADER`]).
 pub fn fault_rows(f: &crate::measure::Faults) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for e in &f.events {
         if e.checks.is_empty() {
             rows.push(vec![
                 e.event.clone(),
+                String::new(),
                 String::new(),
                 String::new(),
                 "-".into(),
@@ -359,7 +365,8 @@ pub fn fault_rows(f: &crate::measure::Faults) -> Vec<Vec<String>> {
                 } else {
                     String::new()
                 },
-                format!("{}: {}", c.what, fmt_value(c.value, &c.unit)),
+                c.what.clone(),
+                fmt_value(c.value, &c.unit),
                 format!("≤ {}", fmt_value(Some(c.bound), &c.unit)),
                 if c.ok { "ok" } else { "MISSED" }.into(),
             ]);
@@ -388,6 +395,8 @@ h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #e2e8f0}\
 table{border-collapse:collapse;margin:.5em 0;font-size:.92em}\
 th,td{padding:.25em .6em;border-bottom:1px solid #e2e8f0;text-align:right;vertical-align:top}\
 th:first-child,td:first-child{text-align:left}\
+.correct td,.faults td{white-space:nowrap}.correct td:first-child,.faults td:first-child{white-space:normal}\
+.faults td:nth-child(2),.faults th:nth-child(2){white-space:normal;text-align:left}\
 .scroll{overflow-x:auto}\
 .kv td:first-child{color:#4a5568;white-space:nowrap}.kv td{text-align:left}\
 .legend{display:flex;flex-wrap:wrap;gap:.4em 1.2em;margin:.4em 0 .8em;font-size:.9em}\
@@ -407,6 +416,7 @@ figure{margin:0}figcaption{font-size:.88em;color:#4a5568}\
 svg{max-width:100%;height:auto;display:block}\
 svg .poloto_background{fill:#fff}\
 svg .poloto_text.poloto_ticks{font-size:19px}svg .poloto_name{font-size:21px}\
+.plots svg .poloto_text.poloto_ticks{font-size:22px}.plots svg .poloto_name{font-size:24px}\
 svg .poloto_text.poloto_legend{font-size:17px}\
 svg .poloto2.poloto_stroke{stroke:red}\
 .miss{color:#c53030;font-weight:600}.ok{color:#2f855a}\
@@ -609,11 +619,7 @@ pub fn html(r: &Report) -> String {
             let body = match &f.skipped {
                 Some(why) => format!("<p>Skipped: {}</p>", escape(why)),
                 None => {
-                    let mut t = table_html(
-                        &["event", "measured", "bound", "result"],
-                        &fault_rows(f),
-                        "faults",
-                    );
+                    let mut t = table_html(&FAULT_HEADER, &fault_rows(f), "faults");
                     t = t
                         .replace("<td>MISSED</td>", "<td class=\"miss\">MISSED</td>")
                         .replace("<td>ok</td>", "<td class=\"ok\">ok</td>");
