@@ -464,8 +464,10 @@ pub fn per_thread_backwards(read: fn() -> u64, threads: usize, reads: u64) -> u6
 }
 
 /// A reading of `CLOCK_MONOTONIC` bracketing a clock read: the clock's
-/// value is matched to the midpoint of the tightest of a few brackets.
-fn bracket<T: Copy>(read: impl Fn() -> T) -> (T, f64) {
+/// value is matched to the midpoint of the tightest of a few brackets (in
+/// integer ns: an `f64` of nanoseconds since boot loses single nanoseconds
+/// after 104 days of uptime).
+fn bracket<T: Copy>(read: impl Fn() -> T) -> (T, u64) {
     let mut best = None;
     for _ in 0..5 {
         let a = clock_gettime_ns(libc::CLOCK_MONOTONIC);
@@ -473,7 +475,7 @@ fn bracket<T: Copy>(read: impl Fn() -> T) -> (T, f64) {
         let b = clock_gettime_ns(libc::CLOCK_MONOTONIC);
         let width = b - a;
         if !matches!(best, Some((_, _, w)) if width >= w) {
-            best = Some((v, a as f64 + width as f64 / 2.0, width));
+            best = Some((v, a + width / 2, width));
         }
     }
     let (v, mid, _) = best.expect("five brackets");
@@ -495,13 +497,13 @@ pub fn drift_against_monotonic(interval: Duration) -> Drift {
     let (start, m0) = bracket(fastnow::Instant::now);
     std::thread::sleep(interval);
     let (end, m1) = bracket(fastnow::Instant::now);
-    let ours = end.duration_since(start).as_nanos() as f64;
-    let reference = m1 - m0;
-    let error_ns = ours - reference;
+    let ours = end.duration_since(start).as_nanos() as i64;
+    let reference = (m1 - m0) as i64;
+    let error_ns = (ours - reference) as f64;
     Drift {
         interval,
         error_ns,
-        error_ppm: error_ns / reference * 1e6,
+        error_ppm: error_ns / reference as f64 * 1e6,
     }
 }
 

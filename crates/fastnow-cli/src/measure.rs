@@ -476,30 +476,35 @@ fn correctness(
         }
     }
     let n = plan.strict_checks;
-    let note = match (control, control_first, conclusive) {
-        (None, _, _) => format!(
+    let pinned = match cpus {
+        Some(p) => format!(
+            "with the writer and the checker pinned to CPUs {} and {}",
+            p[0], p[1]
+        ),
+        None => "with both threads on the one CPU this process may use".to_string(),
+    };
+    let note = match (control, control_first) {
+        (None, _) => format!(
             "no bare counter read on this target to check the test against: a zero below shows only that {n} checks saw nothing"
         ),
-        (Some(_), _, _) if cpus.is_none() => format!(
-            "this process may run on one CPU only, so the two threads took turns and the test cannot fail: too short to tell \
-             anything about cross-thread order ({n} checks per clock)"
+        (Some(c), Some(k)) if conclusive => format!(
+            "the test can fail here: {} (no ordering) failed within {k} of {n} checks, {pinned}",
+            c.name
         ),
-        (Some(c), Some(k), true) => format!(
-            "the test can fail here: {} (no ordering) failed within {k} of {n} checks, with the writer and the checker pinned \
-             to CPUs {} and {}",
-            c.name,
-            cpus.map_or(0, |p| p[0]),
-            cpus.map_or(0, |p| p[1])
+        (Some(c), _) if cpus.is_none() => format!(
+            "TOO SHORT TO TELL: this process may run on one CPU only, so the two threads took turns and {} (no ordering) \
+             showed no violation in {searched} checks; a zero below does not show a clock is strict",
+            c.name
         ),
-        (Some(c), Some(k), false) => format!(
+        (Some(c), Some(k)) => format!(
             "TOO SHORT TO TELL: {} (no ordering) showed no violation in the table's {n} checks and needed {k} to fail once, so a \
              zero below does not show a clock is strict; run without --quick",
             c.name
         ),
-        (Some(c), None, _) => format!(
-            "TOO SHORT TO TELL: {} (no ordering) showed no violation in {searched} checks, so the test could not fail here (a \
-             machine whose cores read the counter in order, or one CPU's worth of time); a zero below does not show a clock is \
-             strict",
+        (Some(c), None) => format!(
+            "TOO SHORT TO TELL: {} (no ordering) showed no violation in {searched} checks, {pinned}, so the test could not fail \
+             here (a machine whose cores read the counter in order, or other work kept the threads apart); a zero below does \
+             not show a clock is strict",
             c.name
         ),
     };
