@@ -2,7 +2,7 @@
 //! (two machines, or one machine before and after a change).
 
 use crate::measure::{Report, SCHEMA_VERSION};
-use crate::render::{escape, machine_rows, table, worst_interval, STYLE};
+use crate::render::{escape, machine_rows, table, table_aligned, worst_interval, STYLE};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -275,7 +275,7 @@ pub fn text(a: &Loaded, b: &Loaded) -> String {
         let _ = writeln!(out, "  note: {n}");
     }
     let _ = writeln!(out, "\nMACHINE");
-    table(&mut out, &["", "A", "B"], &side.machine_rows());
+    table_aligned(&mut out, &["", "A", "B"], &side.machine_rows(), 3);
 
     let _ = writeln!(
         out,
@@ -320,12 +320,12 @@ pub fn text(a: &Loaded, b: &Loaded) -> String {
         &side.correctness_rows(),
     );
     let _ = writeln!(out, "\nACCURACY");
-    table(&mut out, &["", "A", "B"], &side.accuracy_rows());
+    table_aligned(&mut out, &["", "A", "B"], &side.accuracy_rows(), 3);
     out
 }
 
-fn table_html(header: &[&str], rows: &[Vec<String>], classes: &[&str]) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table><tr>");
+fn table_html(header: &[&str], rows: &[Vec<String>], classes: &[&str], class: &str) -> String {
+    let mut out = format!("<div class=\"scroll\"><table class=\"{class}\"><tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
@@ -357,6 +357,11 @@ pub fn html(a: &Loaded, b: &Loaded) -> String {
         })
         .collect();
     let rows: Vec<Vec<String>> = costs.into_iter().map(|r| r.0).collect();
+    let machine = side.machine_rows();
+    let differs: Vec<&str> = machine
+        .iter()
+        .map(|r| if r[1] != r[2] { "differs" } else { "" })
+        .collect();
     let notes: String = notes(a, b)
         .iter()
         .map(|n| format!("<p>Note: {}</p>", escape(n)))
@@ -368,7 +373,8 @@ pub fn html(a: &Loaded, b: &Loaded) -> String {
          <p class=\"sub\">A = {}<br>B = {}</p>{notes}\
          <h2>Cost per call</h2><p class=\"sub\">ns per call. {} <span class=\"slower\">slower</span> \
          <span class=\"faster\">faster</span></p>{}\
-         <h2>Correctness</h2>{}<h2>Accuracy</h2>{}<h2>Machine</h2>{}</body></html>",
+         <h2>Correctness</h2>{}<h2>Accuracy</h2>{}<h2>Machine</h2><p class=\"sub\">Rows that differ are \
+         <span class=\"differs\">marked</span>.</p>{}</body></html>",
         escape(&a.name),
         escape(&b.name),
         escape(&format!("The ratio is B/A; {NOISE_RULE}.")),
@@ -384,7 +390,8 @@ pub fn html(a: &Loaded, b: &Loaded) -> String {
                 "B all cores"
             ],
             &rows,
-            &classes
+            &classes,
+            ""
         ),
         table_html(
             &[
@@ -395,9 +402,10 @@ pub fn html(a: &Loaded, b: &Loaded) -> String {
                 "B per-thread decreases"
             ],
             &side.correctness_rows(),
-            &[]
+            &[],
+            ""
         ),
-        table_html(&["", "A", "B"], &side.accuracy_rows(), &[]),
-        table_html(&["", "A", "B"], &side.machine_rows(), &[]),
+        table_html(&["", "A", "B"], &side.accuracy_rows(), &[], "lt"),
+        table_html(&["", "A", "B"], &machine, &differs, "lt"),
     )
 }

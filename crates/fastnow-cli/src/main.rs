@@ -122,10 +122,10 @@ fn report(args: ReportArgs) -> Result<(), String> {
     };
     if let Some(files) = &args.compare {
         let (a, b) = compare::load(&files[0], &files[1])?;
-        print!("{}", compare::text(&a, &b));
+        out(&compare::text(&a, &b));
         if let Some(file) = html {
             let path = file.commit(&compare::html(&a, &b))?;
-            println!("HTML comparison written to {}", path.display());
+            out(&format!("HTML comparison written to {}\n", path.display()));
         }
         return Ok(());
     }
@@ -136,18 +136,30 @@ fn report(args: ReportArgs) -> Result<(), String> {
     }
     let report = measure::run(&args);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        out(&(serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n"));
     } else {
-        print!("{}", render::text(&report));
+        out(&render::text(&report));
     }
     if let Some(file) = html {
         let path = file.commit(&render::html(&report))?;
         if !args.json {
-            println!("HTML report written to {}", path.display());
+            out(&format!("HTML report written to {}\n", path.display()));
         }
     }
     Ok(())
+}
+
+/// Prints to stdout; a reader that went away (`| head`) is not an error.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("fastnow: cannot write the report: {e}");
+            std::process::exit(1);
+        }
+    }
 }

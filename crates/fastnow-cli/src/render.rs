@@ -398,7 +398,7 @@ th:first-child,td:first-child{text-align:left}\
 .correct td,.faults td{white-space:nowrap}.correct td:first-child,.faults td:first-child{white-space:normal}\
 .faults td:nth-child(2),.faults th:nth-child(2){white-space:normal;text-align:left}\
 .scroll{overflow-x:auto}\
-.kv td:first-child{color:#4a5568;white-space:nowrap}.kv td{text-align:left}\
+.kv td:first-child{color:#4a5568;white-space:nowrap}.kv td{text-align:left}.lt td,.lt th{text-align:left}\
 .legend{display:flex;flex-wrap:wrap;gap:.4em 1.2em;margin:.4em 0 .8em;font-size:.9em}\
 .legend span::before{content:'';display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em;background:var(--c)}\
 .bars{display:grid;grid-template-columns:max-content 1fr;gap:3px .8em;align-items:center;font-size:.9em}\
@@ -420,7 +420,7 @@ svg .poloto_text.poloto_ticks{font-size:19px}svg .poloto_name{font-size:21px}\
 svg .poloto_text.poloto_legend{font-size:17px}\
 svg .poloto2.poloto_stroke{stroke:red}\
 .miss{color:#c53030;font-weight:600}.ok{color:#2f855a}\
-.slower{background:#fed7d7}.faster{background:#c6f6d5}\
+.slower{background:#fed7d7}.faster{background:#c6f6d5}.differs{background:#fefcbf}\
 details pre{background:#f7fafc;padding:1em;overflow-x:auto;font-size:.82em}\
 @media (max-width:600px){body{padding:0 .5em}.bars{grid-template-columns:1fr;gap:0}.bars .name{text-align:left;margin-top:.35em}\
 .cards,.plots{grid-template-columns:1fr}table{font-size:.85em}}";
