@@ -41,9 +41,14 @@ enum Command {
     /// std::time::Instant::now().
     ///
     /// CORRECTNESS — per-thread monotonicity and the strict cross-thread test (a reading taken after
-    /// an Acquire load that saw another thread's reading must not be smaller) for each clock; drift
-    /// of fastnow::Instant against CLOCK_MONOTONIC over --window; the wall tier's error against
-    /// CLOCK_REALTIME; the coarse tier's staleness with upkeep at 1 ms.
+    /// an Acquire load that saw another thread's reading must not be smaller) for each clock, its
+    /// two threads pinned to two CPUs, with the bare counter read as the control (if even that
+    /// never fails, the report says the run was too short to tell); drift of fastnow::Instant
+    /// against CLOCK_MONOTONIC over --window; the wall tier's error against CLOCK_REALTIME, to the
+    /// nanosecond; the coarse tier's staleness with upkeep at 1 ms.
+    ///
+    /// LATENCY — per-call latency percentiles (p50, p99, p99.9, max) of fastnow's, std's and the
+    /// OS's main clocks, and how they were measured.
     ///
     /// VERDICT — which fastnow clock to use here, for which job.
     ///

@@ -523,8 +523,15 @@ fn bounded_plot(
         .map(|p| p.0)
         .fold(f64::MAX, f64::min)
         .max(from_x);
-    let upper = [(x_start, bound), (x_end, bound)];
-    let lower = [(x_start, -bound), (x_end, -bound)];
+    // No bound line when the samples end before the bound applies.
+    let (upper, lower) = if x_end > x_start {
+        (
+            vec![(x_start, bound), (x_end, bound)],
+            vec![(x_start, -bound), (x_end, -bound)],
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
     // Room above and below the bound lines, so they do not sit on the frame.
     let plots = poloto::plots!(
         build::plot("measured").line(points.iter().copied()),
@@ -645,8 +652,7 @@ pub fn html(r: &Report) -> String {
          <h2>Latency of single calls</h2><p class=\"sub\">{}; histograms from the fastest call to the 99.9th percentile (slower calls in the last bar), calls on a log scale.</p>\
          <div class=\"cards\">{}</div>\
          <h2>Accuracy</h2><div class=\"plots\"><figure>{}<figcaption>Each point: one interval between two of the {} samples over {:.1} s; \
-         lines: the ±{} ppm bound, held from {:.0} s (before that the rate is measured over windows shorter than a second). \
-         Over the whole window: {:+.0} ns ({:+.3} ppm).</figcaption></figure>\
+         {}. Over the whole window: {:+.0} ns ({:+.3} ppm).</figcaption></figure>\
          <figure>{}<figcaption>{} samples 0.5 ms apart, to the nanosecond; lines: the ±{:.0} ns steady-state bound. \
          |error|: median {:.0} ns, p99 {:.0} ns, max {:.0} ns.</figcaption></figure></div>\
          <h2>Correctness</h2><p>{}</p>{}\
@@ -668,8 +674,19 @@ pub fn html(r: &Report) -> String {
         drift_svg,
         r.drift.samples.len(),
         r.drift.window_s,
-        r.drift.bound_ppm,
-        r.drift.bound_from_s,
+        if worst_interval(r).is_some() {
+            format!(
+                "lines: the ±{} ppm bound, held from {:.0} s of the process (before that the rate is measured over \
+                 windows shorter than a second)",
+                r.drift.bound_ppm, r.drift.bound_from_s
+            )
+        } else {
+            format!(
+                "the ±{} ppm bound holds from {:.0} s of the process (before that the rate is measured over windows \
+                 shorter than a second), after this window ended",
+                r.drift.bound_ppm, r.drift.bound_from_s
+            )
+        },
         r.drift.final_error_ns,
         r.drift.final_error_ppm,
         wall_svg,
