@@ -52,7 +52,7 @@ pub fn discipline() -> std::io::Result<Discipline> {
 /// Whether this process may inject faults, or why not.
 pub fn available() -> Result<(), String> {
     let now = discipline().map_err(|e| format!("adjtimex: {e}"))?;
-    adjtimex(libc::ADJ_FREQUENCY as u32, now.freq, 0)
+    adjtimex(libc::ADJ_FREQUENCY, now.freq, 0)
         .map(|_| ())
         .map_err(|e| format!("adjtimex cannot set the frequency ({e}): needs CAP_SYS_TIME (root)"))
 }
@@ -67,19 +67,19 @@ impl DisciplineGuard {
 
     /// Sets the frequency correction, in ppm (the kernel allows ±500).
     pub fn set_ppm(&self, ppm: i64) -> std::io::Result<()> {
-        adjtimex(libc::ADJ_FREQUENCY as u32, ppm * PPM, 0).map(|_| ())
+        adjtimex(libc::ADJ_FREQUENCY, ppm * PPM, 0).map(|_| ())
     }
 
     /// Sets the tick length, in µs per tick (nominal 10000; 10080 is a
     /// 0.8 % faster clock).
     pub fn set_tick(&self, tick: i64) -> std::io::Result<()> {
-        adjtimex(libc::ADJ_TICK as u32, 0, tick).map(|_| ())
+        adjtimex(libc::ADJ_TICK, 0, tick).map(|_| ())
     }
 }
 
 impl Drop for DisciplineGuard {
     fn drop(&mut self) {
-        let modes = (libc::ADJ_FREQUENCY | libc::ADJ_TICK) as u32;
+        let modes = libc::ADJ_FREQUENCY | libc::ADJ_TICK;
         let _ = adjtimex(modes, self.0.freq, self.0.tick);
     }
 }
@@ -270,7 +270,7 @@ pub fn rate_event(
             out.wall_first_ns = out.wall_first_ns.max(err);
         } else {
             out.wall_after_ns = out.wall_after_ns.max(err);
-            let due = last_pair.map_or(true, |(_, _, at)| since >= at + Duration::from_secs(1));
+            let due = !matches!(last_pair, Some((_, _, at)) if since < at + Duration::from_secs(1));
             if due {
                 let (ours, mono) = paired();
                 if let Some((o0, m0, _)) = last_pair {

@@ -43,6 +43,9 @@ pub struct Clock {
     /// Whether readings are comparable across threads (a shared timeline),
     /// so the strict cross-thread test means something for it.
     pub shared_timeline: bool,
+    /// One call of the clock's own `now()`, its result kept alive with
+    /// `black_box`: what [`call_latencies`] times one call at a time.
+    pub call: fn(),
 }
 
 /// Builds a [`Clock`]: `clock!(name, kind, shared_timeline, native now(), reading as u64)`.
@@ -60,6 +63,9 @@ macro_rules! clock {
                 start.elapsed().as_nanos() as f64 / iters as f64
             },
             shared_timeline: $shared,
+            call: || {
+                std::hint::black_box($native);
+            },
         }
     };
 }
@@ -458,16 +464,18 @@ pub fn per_thread_backwards(read: fn() -> u64, threads: usize, reads: u64) -> u6
 }
 
 /// A reading of `CLOCK_MONOTONIC` bracketing a clock read: the clock's
-/// value is matched to the midpoint of the tightest of a few brackets.
-fn bracket<T: Copy>(read: impl Fn() -> T) -> (T, f64) {
+/// value is matched to the midpoint of the tightest of a few brackets (in
+/// integer ns: an `f64` of nanoseconds since boot loses single nanoseconds
+/// after 104 days of uptime).
+fn bracket<T: Copy>(read: impl Fn() -> T) -> (T, u64) {
     let mut best = None;
     for _ in 0..5 {
         let a = clock_gettime_ns(libc::CLOCK_MONOTONIC);
         let v = read();
         let b = clock_gettime_ns(libc::CLOCK_MONOTONIC);
         let width = b - a;
-        if best.map_or(true, |(_, _, w)| width < w) {
-            best = Some((v, a as f64 + width as f64 / 2.0, width));
+        if !matches!(best, Some((_, _, w)) if width >= w) {
+            best = Some((v, a + width / 2, width));
         }
     }
     let (v, mid, _) = best.expect("five brackets");
@@ -489,13 +497,13 @@ pub fn drift_against_monotonic(interval: Duration) -> Drift {
     let (start, m0) = bracket(fastnow::Instant::now);
     std::thread::sleep(interval);
     let (end, m1) = bracket(fastnow::Instant::now);
-    let ours = end.duration_since(start).as_nanos() as f64;
-    let reference = m1 - m0;
-    let error_ns = ours - reference;
+    let ours = end.duration_since(start).as_nanos() as i64;
+    let reference = (m1 - m0) as i64;
+    let error_ns = (ours - reference) as f64;
     Drift {
         interval,
         error_ns,
-        error_ppm: error_ns / reference * 1e6,
+        error_ppm: error_ns / reference as f64 * 1e6,
     }
 }
 
@@ -542,4 +550,320 @@ pub fn staleness(samples: usize, gap: Duration) -> Vec<f64> {
             fastnow::Instant::now().duration_since(cached).as_nanos() as f64
         })
         .collect()
+}
+
+/// Signed `fastnow::unix_nanos()` − `CLOCK_REALTIME` in ns: the wall reading
+/// against the midpoint of the tightest of 5 `CLOCK_REALTIME` brackets, all
+/// in integers (an `f64` near today's Unix time resolves only 256 ns).
+pub fn wall_error_ns() -> i64 {
+    let mut best = (u64::MAX, 0i64);
+    for _ in 0..5 {
+        let a = clock_gettime_ns(libc::CLOCK_REALTIME);
+        let ours = fastnow::unix_nanos();
+        let b = clock_gettime_ns(libc::CLOCK_REALTIME);
+        let width = b.saturating_sub(a);
+        if width < best.0 {
+            best = (width, ours as i64 - (a + width / 2) as i64);
+        }
+    }
+    best.1
+}
+
+/// [`wall_error_ns`] at `samples` moments `gap` apart: (ns since the first
+/// sample, signed error in ns).
+pub fn wall_error_series(samples: usize, gap: Duration) -> Vec<(u64, i64)> {
+    let start = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+    (0..samples)
+        .map(|_| {
+            std::thread::sleep(gap);
+            let err = wall_error_ns();
+            (clock_gettime_ns(libc::CLOCK_MONOTONIC) - start, err)
+        })
+        .collect()
+}
+
+/// The CPUs this process may run on (Linux: its affinity mask; elsewhere
+/// `0..available_parallelism`).
+pub fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is writable and its size is passed.
+        let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } == 0;
+        if ok {
+            return (0..libc::CPU_SETSIZE as usize)
+                // SAFETY: `cpu` is below CPU_SETSIZE.
+                .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+                .collect();
+        }
+    }
+    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+}
+
+/// Pins the calling thread to `cpu` (Linux; elsewhere does nothing).
+/// Returns whether it is pinned.
+pub fn pin_current_thread(cpu: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: callers pass a CPU from `allowed_cpus`, below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: `set` is a valid set of the size passed; 0 is this thread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        false
+    }
+}
+
+/// Result of [`strict_cross_thread_pinned`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PinnedStrictResult {
+    pub result: StrictResult,
+    /// The index of the first violating check, if any.
+    pub first_violation: Option<u64>,
+    /// Whether the two threads were pinned to two different CPUs.
+    pub pinned: bool,
+}
+
+/// The strict cross-thread test of [`strict_cross_thread`], with the writer
+/// and the checker pinned to two different CPUs (`cpus`) so they really run
+/// at the same time (left to the scheduler, two threads on a busy two-CPU
+/// machine often share one CPU in turns, and then even a bare counter read
+/// never fails), and counting only once the writer runs. Both threads are
+/// spawned, so the caller's own affinity is untouched.
+pub fn strict_cross_thread_pinned(
+    read: fn() -> u64,
+    checks: u64,
+    cpus: [usize; 2],
+) -> PinnedStrictResult {
+    #[repr(align(128))]
+    struct Slot(AtomicU64);
+    let slot = Arc::new(Slot(AtomicU64::new(0)));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (slot, stop) = (slot.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let pinned = pin_current_thread(cpus[0]);
+            while !stop.load(Ordering::Relaxed) {
+                // Never 0, so the checker can tell the writer has started.
+                slot.0.store(read().max(1), Ordering::Release);
+            }
+            pinned
+        })
+    };
+    let checker = {
+        let slot = slot.clone();
+        std::thread::spawn(move || {
+            let pinned = pin_current_thread(cpus[1]);
+            while slot.0.load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+            }
+            let mut out = PinnedStrictResult {
+                result: StrictResult {
+                    checks,
+                    ..Default::default()
+                },
+                first_violation: None,
+                pinned,
+            };
+            for i in 0..checks {
+                let seen = slot.0.load(Ordering::Acquire);
+                let now = read();
+                if now < seen {
+                    out.first_violation.get_or_insert(i);
+                    out.result.violations += 1;
+                    out.result.worst_step_back = out.result.worst_step_back.max(seen - now);
+                }
+            }
+            out
+        })
+    };
+    let mut out = checker.join().expect("checker thread");
+    stop.store(true, Ordering::Relaxed);
+    out.pinned &= writer.join().expect("writer thread") && cpus[0] != cpus[1];
+    out
+}
+
+/// Per-call latencies of a clock, from [`call_latencies`].
+#[derive(Clone, Debug)]
+pub struct Latencies {
+    /// ns per call, one value per timed batch.
+    pub per_call: Vec<f64>,
+    /// Calls per timed batch (1: each call timed alone).
+    pub batch: u32,
+    /// The smallest difference the measurement can tell apart, ns per call.
+    pub resolution_ns: f64,
+    /// How they were measured, in words.
+    pub method: String,
+}
+
+/// Per-call latencies in ns of `call`, `samples` of them. On x86_64 each
+/// call is timed alone between two fenced counter reads (`LFENCE;RDTSC`
+/// before, `RDTSCP;LFENCE` after) minus the median cost of timing nothing;
+/// where the counter advances in steps coarser than 2 ns (AMD Zen's TSC
+/// moves every 10 ns), and on other targets (with `CLOCK_MONOTONIC`), in
+/// batches of 16 calls divided by 16 (a slow call then shows as a 16th of
+/// its time).
+pub fn call_latencies(call: fn(), samples: usize) -> Latencies {
+    latency::measure(call, samples)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod latency {
+    use std::arch::x86_64::{__rdtscp, _mm_lfence, _rdtsc};
+
+    #[inline(always)]
+    fn start() -> u64 {
+        // SAFETY: LFENCE (SSE2) and RDTSC exist on every x86_64 CPU.
+        unsafe {
+            _mm_lfence();
+            let t = _rdtsc();
+            _mm_lfence();
+            t
+        }
+    }
+
+    #[inline(always)]
+    fn end(rdtscp: bool) -> u64 {
+        if !rdtscp {
+            return start();
+        }
+        let mut aux = 0;
+        // SAFETY: RDTSCP exists (checked by `has_rdtscp`); LFENCE as above.
+        unsafe {
+            let t = __rdtscp(&mut aux);
+            _mm_lfence();
+            t
+        }
+    }
+
+    fn has_rdtscp() -> bool {
+        // CPUID 0x80000001, EDX bit 27 (leaf 0x80000000 says whether the
+        // extended leaf exists).
+        use std::arch::x86_64::__cpuid;
+        // SAFETY: CPUID exists on every x86_64 CPU (a safe function in newer
+        // Rust releases, hence the allow).
+        #[allow(unused_unsafe)]
+        unsafe {
+            __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).edx & (1 << 27) != 0
+        }
+    }
+
+    /// Counter ticks per ns, against CLOCK_MONOTONIC over 20 ms.
+    fn ticks_per_ns() -> f64 {
+        let m0 = super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        let t0 = start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let t1 = start();
+        let m1 = super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        (t1 - t0) as f64 / (m1 - m0) as f64
+    }
+
+    /// The step the counter advances by, in ticks: timing spins of 0 to
+    /// 400 iterations gives every whole number of ticks on a counter that
+    /// moves every tick, and only multiples of the step on one that moves
+    /// in steps (AMD Zen: every 10 ns); the median gap between the distinct
+    /// durations seen is that step.
+    fn granularity() -> u64 {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in 0..400u64 {
+            for _ in 0..4 {
+                let t0 = start();
+                for i in 0..k {
+                    std::hint::black_box(i);
+                }
+                seen.insert(start().wrapping_sub(t0));
+            }
+        }
+        let v: Vec<u64> = seen.into_iter().collect();
+        let mut gaps: Vec<u64> = v.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.sort_unstable();
+        gaps.get(gaps.len() / 2).copied().unwrap_or(1)
+    }
+
+    fn time(call: fn(), batch: u32, rdtscp: bool) -> u64 {
+        let t0 = start();
+        for _ in 0..batch {
+            call();
+        }
+        end(rdtscp).wrapping_sub(t0)
+    }
+
+    pub fn measure(call: fn(), samples: usize) -> super::Latencies {
+        let rdtscp = has_rdtscp();
+        let per_ns = ticks_per_ns();
+        let step_ns = granularity() as f64 / per_ns;
+        let batch = if step_ns > 2.0 { 16 } else { 1 };
+        let nothing: fn() = || {};
+        let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
+            .map(|_| time(nothing, batch, rdtscp))
+            .collect();
+        empty.sort_unstable();
+        let overhead = empty[empty.len() / 2];
+        for _ in 0..1_000 {
+            call();
+        }
+        let per_call = (0..samples)
+            .map(|_| {
+                time(call, batch, rdtscp).saturating_sub(overhead) as f64 / per_ns / batch as f64
+            })
+            .collect();
+        let fences = if rdtscp {
+            "LFENCE;RDTSC and RDTSCP;LFENCE"
+        } else {
+            "two LFENCE;RDTSC"
+        };
+        let method = if batch == 1 {
+            format!(
+                "each call timed alone between {fences}, minus the median cost of timing nothing"
+            )
+        } else {
+            format!(
+                "the counter moves in steps of {step_ns:.1} ns here, so batches of {batch} calls were timed between {fences}, \
+                 minus the median cost of timing an empty batch, and divided by {batch} (a slow call shows as 1/{batch} of its time)"
+            )
+        };
+        super::Latencies {
+            per_call,
+            batch,
+            resolution_ns: step_ns.max(1.0 / per_ns) / batch as f64,
+            method,
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod latency {
+    pub fn measure(call: fn(), samples: usize) -> super::Latencies {
+        let t = || super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        let nothing: fn() = || {};
+        let batch = |f: fn()| {
+            let a = t();
+            for _ in 0..16 {
+                f();
+            }
+            t() - a
+        };
+        let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
+            .map(|_| batch(nothing))
+            .collect();
+        empty.sort_unstable();
+        let overhead = empty[empty.len() / 2];
+        let per_call = (0..samples)
+            .map(|_| batch(call).saturating_sub(overhead) as f64 / 16.0)
+            .collect();
+        super::Latencies {
+            per_call,
+            batch: 16,
+            resolution_ns: 1.0 / 16.0,
+            method: "batches of 16 calls timed with CLOCK_MONOTONIC, minus the median cost of timing an empty batch, \
+                     and divided by 16 (a slow call shows as 1/16 of its time)"
+                .to_string(),
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! `fastnow`: what fastnow does on this machine.
 //!
-//!     fastnow report [--quick] [--json] [--html FILE] [--window DURATION]
+//!     fastnow report [--quick] [--json] [--html FILE] [--window DURATION] [--faults]
+//!     fastnow report --compare A.json B.json [--html FILE]
 //!     fastnow info
 
+mod compare;
 mod measure;
 mod render;
 
@@ -39,11 +41,21 @@ enum Command {
     /// std::time::Instant::now().
     ///
     /// CORRECTNESS — per-thread monotonicity and the strict cross-thread test (a reading taken after
-    /// an Acquire load that saw another thread's reading must not be smaller) for each clock; drift
-    /// of fastnow::Instant against CLOCK_MONOTONIC over --window; the wall tier's error against
-    /// CLOCK_REALTIME; the coarse tier's staleness with upkeep at 1 ms.
+    /// an Acquire load that saw another thread's reading must not be smaller) for each clock, its
+    /// two threads pinned to two CPUs, with the bare counter read as the control (if even that
+    /// never fails, the report says the run was too short to tell); drift of fastnow::Instant
+    /// against CLOCK_MONOTONIC over --window; the wall tier's error against CLOCK_REALTIME, to the
+    /// nanosecond; the coarse tier's staleness with upkeep at 1 ms.
+    ///
+    /// LATENCY — per-call latency percentiles (p50, p99, p99.9, max) of fastnow's, std's and the
+    /// OS's main clocks, and how they were measured.
     ///
     /// VERDICT — which fastnow clock to use here, for which job.
+    ///
+    /// FAULTS (--faults, root only) — clock faults injected into the kernel, one row per event
+    /// with the bound fastnow is held to.
+    ///
+    /// With --compare A.json B.json, measures nothing and sets two saved JSON reports side by side.
     Report(ReportArgs),
     /// Print the clock fastnow chose and why, without measuring.
     Info,
@@ -63,6 +75,21 @@ pub struct ReportArgs {
     /// Drift window, e.g. 10s, 1500ms, 1m (default 10s; 2s with --quick; 100ms to 10m).
     #[arg(long, value_name = "DURATION", value_parser = parse_window)]
     pub window: Option<Duration>,
+    /// After the other measurements, inject clock faults into the kernel (NTP frequency and
+    /// tick changes, ±1 s steps, a clocksource switch) and check fastnow's bounds through each.
+    /// Needs CAP_SYS_TIME (root); moves this machine's clock for about 70 s (30 s with
+    /// --quick); the clocksource switch leaves this process on the OS clock.
+    #[arg(long)]
+    pub faults: bool,
+    /// Measure nothing: set two JSON reports (from --json) side by side, with the cost ratios
+    /// B/A that changed by more than the runs' own spread marked.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A.json", "B.json"],
+        conflicts_with_all = ["quick", "json", "window", "faults"]
+    )]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
 fn parse_window(s: &str) -> Result<Duration, String> {
@@ -98,20 +125,46 @@ fn report(args: ReportArgs) -> Result<(), String> {
         Some(path) => Some(render::PendingFile::create(path)?),
         None => None,
     };
+    if let Some(files) = &args.compare {
+        let (a, b) = compare::load(&files[0], &files[1])?;
+        out(&compare::text(&a, &b));
+        if let Some(file) = html {
+            let path = file.commit(&compare::html(&a, &b))?;
+            out(&format!("HTML comparison written to {}\n", path.display()));
+        }
+        return Ok(());
+    }
+    if args.faults {
+        if let Some(why) = measure::faults_unavailable() {
+            eprintln!("fastnow report: --faults skipped: {why}");
+        }
+    }
     let report = measure::run(&args);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        out(&(serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n"));
     } else {
-        print!("{}", render::text(&report));
+        out(&render::text(&report));
     }
     if let Some(file) = html {
         let path = file.commit(&render::html(&report))?;
         if !args.json {
-            println!("HTML report written to {}", path.display());
+            out(&format!("HTML report written to {}\n", path.display()));
         }
     }
     Ok(())
+}
+
+/// Prints to stdout; a reader that went away (`| head`) is not an error.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("fastnow: cannot write the report: {e}");
+            std::process::exit(1);
+        }
+    }
 }

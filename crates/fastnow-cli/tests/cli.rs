@@ -114,7 +114,7 @@ fn unwritable_html_path_fails_before_measuring_and_leaves_nothing() {
 #[test]
 fn json_has_the_documented_fields() {
     let (r, _) = quick_report();
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     assert_eq!(r["mode"], "quick");
     assert!(r["machine"]["cores"].as_u64().unwrap() >= 1);
     assert!(r["machine"]["arch"].is_string());
@@ -125,6 +125,13 @@ fn json_has_the_documented_fields() {
     );
     assert!(chosen["freq_hz"].as_u64().unwrap() > 0);
     assert!(chosen["freq_origin"].is_string());
+    assert!(chosen["invariant"].is_boolean(), "{chosen}");
+    assert!(chosen["upkeep"].is_boolean(), "{chosen}");
+    // Nothing demoted the counter during an ordinary run.
+    assert!(chosen["demoted_at_unix_ns"].is_null(), "{chosen}");
+    assert!(chosen.get("kernel_clocksource").is_some(), "{chosen}");
+    // Without --faults there is no faults section.
+    assert!(r.get("faults").is_none());
 
     let costs = r["costs"].as_array().unwrap();
     let cost = |name: &str| {
@@ -183,30 +190,135 @@ fn json_has_the_documented_fields() {
     let drift = &r["drift"];
     assert_eq!(drift["window_s"], 0.2);
     assert_eq!(drift["samples"].as_array().unwrap().len(), 20);
+    assert_eq!(drift["intervals"].as_array().unwrap().len(), 19);
+    assert_eq!(drift["bound_ppm"], 1.0);
     assert!(
         drift["final_error_ppm"].as_f64().unwrap().abs() < 1000.0,
         "{drift}"
     );
-    assert!(r["wall"]["p99_ns"].as_f64().unwrap() >= 0.0);
+    let wall = &r["wall"];
+    assert!(wall["p99_ns"].as_f64().unwrap() >= 0.0);
+    assert_eq!(wall["bound_ns"], 1000.0);
+    // The wall error is kept to the nanosecond: integers, not 256 ns steps.
+    let errors: Vec<i64> = wall["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[1].as_i64().expect("integer ns"))
+        .collect();
+    assert_eq!(errors.len(), 200);
+    assert!(
+        errors.iter().any(|e| e % 256 != 0),
+        "errors look rounded to 256 ns: {errors:?}"
+    );
     assert!(r["coarse"]["age_p99_ms"].as_f64().unwrap() >= 0.0);
-    assert_eq!(r["latency"].as_array().unwrap().len(), 3);
     assert!(r["verdict"].as_str().unwrap().contains("fastnow"));
+
+    // Per-call latency percentiles, in order, for each measured clock.
+    assert!(r["latency_method"].as_str().unwrap().contains("call"));
+    assert!([1, 16].contains(&r["latency_batch"].as_u64().unwrap()));
+    let latency = r["latency"].as_array().unwrap();
+    assert_eq!(latency.len(), 6);
+    for l in latency {
+        let p = |k: &str| l[k].as_f64().unwrap();
+        assert!(
+            p("p50_ns") <= p("p99_ns")
+                && p("p99_ns") <= p("p999_ns")
+                && p("p999_ns") <= p("max_ns"),
+            "{l}"
+        );
+        let calls: u64 = l["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(calls, l["samples"].as_u64().unwrap(), "{l}");
+    }
+}
+
+/// The strict test either could fail here (the bare counter, its control,
+/// failed) or the report says plainly that the run was too short to tell.
+#[test]
+fn strict_test_says_whether_it_could_fail() {
+    let (r, _) = quick_report();
+    let t = &r["strict_test"];
+    let note = t["note"].as_str().unwrap();
+    if t["conclusive"].as_bool().unwrap() {
+        let control = t["control_clock"].as_str().expect("a control clock");
+        let row = r["correctness"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["clock"] == control)
+            .expect("the control has a row");
+        assert!(row["strict_violations"].as_u64().unwrap() > 0, "{row}");
+        assert!(
+            t["control_checks_to_fail"].as_u64().unwrap()
+                <= t["checks_per_clock"].as_u64().unwrap(),
+            "{t}"
+        );
+        assert!(note.contains("can fail"), "{note}");
+    } else {
+        assert!(note.contains("TOO SHORT TO TELL"), "{note}");
+        assert!(
+            r["verdict"].as_str().unwrap().contains("too short to tell"),
+            "{}",
+            r["verdict"]
+        );
+    }
 }
 
 #[test]
 fn html_page_is_self_contained_with_its_plots() {
-    let (_, html) = quick_report();
+    let (r, html) = quick_report();
     assert!(
         html.starts_with("<!DOCTYPE html>"),
         "{}",
         &html[..40.min(html.len())]
     );
-    // Bars for the costs, one histogram per measured clock, the drift line.
+    assert!(html.contains("name=\"viewport\""), "readable on a phone");
+    // One histogram per latency clock, the drift and the wall-error plots.
     assert!(
-        html.matches("<svg").count() >= 5,
+        html.matches("<svg").count() >= 8,
         "plots: {}",
         html.matches("<svg").count()
     );
+    // The cost chart: a labelled bar per clock, coloured by family, its value printed.
+    let costs = r["costs"].as_array().unwrap();
+    assert_eq!(html.matches("<span class=\"bar\"").count(), costs.len());
+    for family in ["f-fastnow", "f-os", "f-baseline"] {
+        assert!(html.contains(family), "no {family} bars");
+    }
+    for label in ["fastnow", "OS / std", "bare instructions"] {
+        assert!(
+            html.contains(&format!("\">{label}</span>")),
+            "legend lacks {label}"
+        );
+    }
+    let recent = costs
+        .iter()
+        .find(|c| c["clock"] == "fastnow recent")
+        .unwrap();
+    let value = recent["ns_median"].as_f64().unwrap();
+    let printed = if value < 10.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.1}")
+    };
+    assert!(
+        html.contains(&format!("<span class=\"val\">{printed} ns</span>")),
+        "no value printed on the bar for {value}"
+    );
+    // Percentiles beside the histograms; bounds on the accuracy plots.
+    for text in [
+        "p99.9",
+        "ppm against CLOCK_MONOTONIC",
+        "ns against CLOCK_REALTIME",
+        "bound",
+    ] {
+        assert!(html.contains(text), "missing {text}");
+    }
     assert!(html.contains("fastnow Instant::now"));
     // Nothing fetched from elsewhere (the SVG namespace is a name, not a fetch).
     let fetched = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
@@ -249,4 +361,200 @@ fn info_prints_the_decision() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("Hz") || text.contains("OS"), "{text}");
+}
+
+/// The quick report's JSON in a file of its own, for --compare.
+fn saved_report(name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let (r, _) = quick_report();
+    let mut r = r.clone();
+    edit(&mut r);
+    let path = scratch(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn compare_sets_two_reports_side_by_side_and_marks_changes() {
+    let a = saved_report("a.json", |_| {});
+    // B: fastnow Instant::now slower than A's slowest round, beyond any spread.
+    let b = saved_report("b.json", |r| {
+        for c in r["costs"].as_array_mut().unwrap() {
+            if c["clock"] == "fastnow Instant::now" {
+                let slow = c["ns_max"].as_f64().unwrap() * 3.0 + 10.0;
+                c["ns_min"] = slow.into();
+                c["ns_median"] = (slow * 1.1).into();
+                c["ns_max"] = (slow * 1.2).into();
+            }
+        }
+        r["mode"] = "thorough".into();
+    });
+    let page = scratch("compare.html");
+    let o = fastnow(&[
+        "report",
+        "--compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for section in [
+        "COMPARE",
+        "MACHINE",
+        "COST",
+        "B/A",
+        "CORRECTNESS",
+        "ACCURACY",
+        "do not overlap",
+    ] {
+        assert!(text.contains(section), "missing {section}:\n{text}");
+    }
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("fastnow Instant::now "))
+        .expect("a row for fastnow Instant::now");
+    assert!(line.contains("slower"), "{line}");
+    // Every unchanged clock is within noise of itself.
+    let marked = text
+        .lines()
+        .filter(|l| l.contains("x slower") || l.contains("x faster"))
+        .count();
+    assert_eq!(marked, 1, "{text}");
+    assert!(text.contains("quick run and B a thorough run"), "{text}");
+    let html = std::fs::read_to_string(&page).expect("comparison page written");
+    assert!(html.contains("<tr class=\"slower\">"), "highlighted row");
+    assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn compare_errors_name_the_file_and_the_problem() {
+    let good = saved_report("good.json", |_| {});
+    let good = good.to_str().unwrap();
+    let write = |name: &str, contents: &str| {
+        let p = scratch(name);
+        std::fs::write(&p, contents).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let missing = scratch("no-such.json").to_str().unwrap().to_string();
+    let not_json = write("not.json", "MACHINE\n  cpu ...\n");
+    let not_report = write("other.json", r#"{"name": "something else"}"#);
+    let old = write("old.json", r#"{"schema_version": 1, "costs": []}"#);
+    let truncated = saved_report("truncated.json", |r| {
+        r.as_object_mut().unwrap().remove("costs");
+    });
+    let elsewhere = saved_report("elsewhere.json", |r| {
+        for c in r["costs"].as_array_mut().unwrap() {
+            c["clock"] = format!("other {}", c["clock"].as_str().unwrap()).into();
+        }
+    });
+    for (file, expect) in [
+        (missing.as_str(), "cannot read"),
+        (not_json.as_str(), "is not JSON"),
+        (not_report.as_str(), "no schema_version"),
+        (old.as_str(), "schema_version 1"),
+        (truncated.to_str().unwrap(), "missing field `costs`"),
+        (elsewhere.to_str().unwrap(), "no measured clock in common"),
+    ] {
+        let o = fastnow(&["report", "--compare", good, file]);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(expect), "{file}: {err}");
+        assert!(o.stdout.is_empty(), "{file}: nothing printed");
+    }
+    // The file named first is checked first, and named in the error.
+    let o = fastnow(&["report", "--compare", &not_json, good]);
+    assert!(stderr(&o).contains("not.json"), "{}", stderr(&o));
+}
+
+#[test]
+fn compare_takes_two_files_and_measures_nothing() {
+    let a = saved_report("only.json", |_| {});
+    let a = a.to_str().unwrap();
+    let o = fastnow(&["report", "--compare", a]);
+    assert_eq!(o.status.code(), Some(2), "one file: {}", stderr(&o));
+    for flag in ["--quick", "--json", "--faults"] {
+        let o = fastnow(&["report", "--compare", a, a, flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot be used with"),
+            "{flag}: {}",
+            stderr(&o)
+        );
+    }
+    let o = fastnow(&["report", "--compare", a, a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Without CAP_SYS_TIME, --faults says why in one line and the report runs
+/// without it. As root, the capability is dropped with setpriv (util-linux)
+/// for the run; the real fault run belongs to `make test-faults`.
+#[test]
+fn faults_without_cap_sys_time_are_skipped_with_a_reason() {
+    let exe = env!("CARGO_BIN_EXE_fastnow");
+    let args = [
+        "report", "--quick", "--window", "100ms", "--json", "--faults",
+    ];
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let o = if root {
+        let Ok(o) = Command::new("setpriv")
+            .args(["--bounding-set", "-sys_time", exe])
+            .args(args)
+            .output()
+        else {
+            eprintln!("SKIPPED: running as root and setpriv (util-linux) is missing");
+            return;
+        };
+        o
+    } else {
+        fastnow(&args)
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let reason: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("--faults skipped"))
+        .collect();
+    assert_eq!(reason.len(), 1, "{err}");
+    assert!(reason[0].contains("CAP_SYS_TIME"), "{err}");
+    let r: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(r["faults"]["skipped"]
+        .as_str()
+        .unwrap()
+        .contains("CAP_SYS_TIME"));
+    assert_eq!(r["faults"]["events"].as_array().unwrap().len(), 0);
+}
+
+/// On one CPU the two threads of the strict test take turns, so it cannot
+/// fail: the report must say so plainly rather than print zeros as a pass.
+#[test]
+fn strict_test_on_one_cpu_says_too_short_to_tell() {
+    let exe = env!("CARGO_BIN_EXE_fastnow");
+    let Ok(o) = Command::new("taskset")
+        .args(["-c", "0", exe, "report", "--quick", "--window", "100ms"])
+        .output()
+    else {
+        eprintln!("SKIPPED: taskset (util-linux) is missing");
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let note = text
+        .lines()
+        .find(|l| l.contains("strict test:"))
+        .expect("a strict test line");
+    // The control (a bare counter read) failing even on one CPU would make
+    // the test conclusive; otherwise the run must say it cannot tell.
+    assert!(
+        note.contains("TOO SHORT TO TELL") || note.contains("can fail"),
+        "{note}"
+    );
+    if note.contains("TOO SHORT TO TELL") {
+        assert!(note.contains("one CPU"), "{note}");
+        assert!(
+            text.contains("the strict test was too short to tell here"),
+            "{text}"
+        );
+    }
 }

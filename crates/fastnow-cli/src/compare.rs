@@ -1,0 +1,411 @@
+//! `fastnow report --compare A.json B.json`: two saved reports side by side
+//! (two machines, or one machine before and after a change).
+
+use crate::measure::{Report, SCHEMA_VERSION};
+use crate::render::{escape, machine_rows, table, table_aligned, worst_interval, STYLE};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A report read from a file, with the name it is shown under.
+pub struct Loaded {
+    pub name: String,
+    pub report: Report,
+}
+
+/// Reads one JSON report, with an error that says which file and what is
+/// wrong with it.
+fn load_one(path: &Path) -> Result<Loaded, String> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{name} is not JSON ({e}); --compare takes files written by `fastnow report --json`"
+        )
+    })?;
+    let version = value
+        .get("schema_version")
+        .ok_or_else(|| {
+            format!("{name} is not a fastnow report (no schema_version field); --compare takes files written by `fastnow report --json`")
+        })?
+        .as_u64()
+        .ok_or_else(|| format!("{name}: schema_version is not a number"))?;
+    if version != u64::from(SCHEMA_VERSION) {
+        return Err(format!(
+            "{name} has schema_version {version}, and this fastnow reads {SCHEMA_VERSION}: re-run `fastnow report --json` \
+             with this version to compare"
+        ));
+    }
+    let report: Report = serde_json::from_value(value)
+        .map_err(|e| format!("{name} is not a complete fastnow report: {e}"))?;
+    Ok(Loaded { name, report })
+}
+
+/// Reads both files; they must be reports of this schema sharing at least
+/// one measured clock.
+pub fn load(a: &Path, b: &Path) -> Result<(Loaded, Loaded), String> {
+    let (a, b) = (load_one(a)?, load_one(b)?);
+    if !a
+        .report
+        .costs
+        .iter()
+        .any(|c| b.report.costs.iter().any(|d| d.clock == c.clock))
+    {
+        return Err(format!(
+            "{} and {} have no measured clock in common: nothing to compare",
+            a.name, b.name
+        ));
+    }
+    Ok((a, b))
+}
+
+/// The rule that decides a cost changed by more than noise.
+pub const NOISE_RULE: &str = "a ratio is marked when the two runs' min–max ranges of rounds do not overlap \
+     (B's fastest round slower than A's slowest: slower; B's slowest faster than A's fastest: faster)";
+
+/// How B's cost compares to A's, beyond each run's own spread.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Change {
+    Slower,
+    Faster,
+    Noise,
+}
+
+fn change(a: &crate::measure::CostRow, b: &crate::measure::CostRow) -> Change {
+    if b.ns_min > a.ns_max {
+        Change::Slower
+    } else if b.ns_max < a.ns_min {
+        Change::Faster
+    } else {
+        Change::Noise
+    }
+}
+
+struct Side<'a> {
+    a: &'a Report,
+    b: &'a Report,
+}
+
+impl Side<'_> {
+    /// Every clock in A's order, then B's extra ones.
+    fn clocks(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.a.costs.iter().map(|c| c.clock.clone()).collect();
+        for c in &self.b.costs {
+            if !v.contains(&c.clock) {
+                v.push(c.clock.clone());
+            }
+        }
+        v
+    }
+
+    /// (clock, A median, A range, B median, B range, B/A, all cores A, B, change)
+    fn cost_rows(&self) -> Vec<(Vec<String>, Change)> {
+        self.clocks()
+            .into_iter()
+            .map(|clock| {
+                let a = self.a.costs.iter().find(|c| c.clock == clock);
+                let b = self.b.costs.iter().find(|c| c.clock == clock);
+                let med = |c: Option<&crate::measure::CostRow>| {
+                    c.map_or("–".into(), |c| format!("{:.2}", c.ns_median))
+                };
+                let range = |c: Option<&crate::measure::CostRow>| {
+                    c.map_or("–".into(), |c| format!("{:.2}–{:.2}", c.ns_min, c.ns_max))
+                };
+                let all = |c: Option<&crate::measure::CostRow>| {
+                    c.map_or("–".into(), |c| format!("{:.2}", c.all_cores_ns_median))
+                };
+                let (ratio, ch) = match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let ch = change(a, b);
+                        let mark = match ch {
+                            Change::Slower => " slower",
+                            Change::Faster => " faster",
+                            Change::Noise => "",
+                        };
+                        (format!("{:.2}x{mark}", b.ns_median / a.ns_median), ch)
+                    }
+                    _ => ("–".into(), Change::Noise),
+                };
+                (
+                    vec![
+                        clock,
+                        med(a),
+                        range(a),
+                        med(b),
+                        range(b),
+                        ratio,
+                        all(a),
+                        all(b),
+                    ],
+                    ch,
+                )
+            })
+            .collect()
+    }
+
+    fn correctness_rows(&self) -> Vec<Vec<String>> {
+        let mut clocks: Vec<String> = self.a.correctness.iter().map(|c| c.clock.clone()).collect();
+        for c in &self.b.correctness {
+            if !clocks.contains(&c.clock) {
+                clocks.push(c.clock.clone());
+            }
+        }
+        let strict = |r: &Report, clock: &str| {
+            r.correctness
+                .iter()
+                .find(|c| c.clock == clock)
+                .map_or("–".into(), |c| {
+                    format!("{} / {}", c.strict_violations, c.strict_checks)
+                })
+        };
+        let back = |r: &Report, clock: &str| {
+            r.correctness
+                .iter()
+                .find(|c| c.clock == clock)
+                .map_or("–".into(), |c| {
+                    format!("{} / {}", c.per_thread_decreases, c.per_thread_reads)
+                })
+        };
+        clocks
+            .into_iter()
+            .map(|c| {
+                vec![
+                    c.clone(),
+                    strict(self.a, &c),
+                    strict(self.b, &c),
+                    back(self.a, &c),
+                    back(self.b, &c),
+                ]
+            })
+            .collect()
+    }
+
+    fn accuracy_rows(&self) -> Vec<Vec<String>> {
+        let (a, b) = (self.a, self.b);
+        let both = |what: &str, f: &dyn Fn(&Report) -> String| vec![what.to_string(), f(a), f(b)];
+        let mut rows = vec![
+            both("strict test", &|r| {
+                if r.strict_test.conclusive {
+                    "could fail (control failed)".into()
+                } else {
+                    "too short to tell".into()
+                }
+            }),
+            both("drift over the window", &|r| {
+                format!(
+                    "{:+.0} ns ({:+.3} ppm) over {:.1} s",
+                    r.drift.final_error_ns, r.drift.final_error_ppm, r.drift.window_s
+                )
+            }),
+            both("worst interval rate error", &|r| {
+                worst_interval(r).map_or("–".into(), |p| format!("{p:+.3} ppm"))
+            }),
+            both("unix_nanos() error median / p99 / max", &|r| {
+                format!(
+                    "{:.0} / {:.0} / {:.0} ns",
+                    r.wall.median_ns, r.wall.p99_ns, r.wall.max_ns
+                )
+            }),
+            both("recent() age p99", &|r| {
+                format!("{:.3} ms", r.coarse.age_p99_ms)
+            }),
+        ];
+        for l in &a.latency {
+            if let Some(m) = b.latency.iter().find(|m| m.clock == l.clock) {
+                rows.push(vec![
+                    format!("{} latency p50 / p99 / p99.9", l.clock),
+                    format!("{:.1} / {:.1} / {:.1} ns", l.p50_ns, l.p99_ns, l.p999_ns),
+                    format!("{:.1} / {:.1} / {:.1} ns", m.p50_ns, m.p99_ns, m.p999_ns),
+                ]);
+            }
+        }
+        rows
+    }
+
+    fn machine_rows(&self) -> Vec<Vec<String>> {
+        let (a, b) = (machine_rows(self.a), machine_rows(self.b));
+        let mut keys: Vec<&str> = a.iter().map(|r| r.0).collect();
+        for r in &b {
+            if !keys.contains(&r.0) {
+                keys.push(r.0);
+            }
+        }
+        let get = |rows: &[(&str, String)], k: &str| {
+            rows.iter()
+                .find(|r| r.0 == k)
+                .map_or("–".to_string(), |r| r.1.clone())
+        };
+        let mut rows: Vec<Vec<String>> = vec![vec![
+            "run".into(),
+            format!("{}, fastnow {}", self.a.mode, self.a.fastnow_version),
+            format!("{}, fastnow {}", self.b.mode, self.b.fastnow_version),
+        ]];
+        rows.extend(
+            keys.into_iter()
+                .map(|k| vec![k.to_string(), get(&a, k), get(&b, k)]),
+        );
+        rows
+    }
+}
+
+fn notes(a: &Loaded, b: &Loaded) -> Vec<String> {
+    let mut notes = Vec::new();
+    if a.report.mode != b.report.mode {
+        notes.push(format!(
+            "A is a {} run and B a {} run: a quick run has fewer, shorter rounds, so its spread is wider",
+            a.report.mode, b.report.mode
+        ));
+    }
+    if a.report.machine.arch != b.report.machine.arch {
+        notes.push(format!(
+            "different architectures ({} and {}): the bare instruction rows are different instructions",
+            a.report.machine.arch, b.report.machine.arch
+        ));
+    }
+    notes
+}
+
+pub fn text(a: &Loaded, b: &Loaded) -> String {
+    let side = Side {
+        a: &a.report,
+        b: &b.report,
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "COMPARE\n  A = {}\n  B = {}", a.name, b.name);
+    for n in notes(a, b) {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    let _ = writeln!(out, "\nMACHINE");
+    table_aligned(&mut out, &["", "A", "B"], &side.machine_rows(), 3);
+
+    let _ = writeln!(
+        out,
+        "\nCOST (ns per call, one thread: median and min–max of rounds; all cores: median per thread)\n  {NOISE_RULE}"
+    );
+    let rows: Vec<Vec<String>> = side.cost_rows().into_iter().map(|r| r.0).collect();
+    table(
+        &mut out,
+        &[
+            "clock",
+            "A",
+            "A min–max",
+            "B",
+            "B min–max",
+            "B/A",
+            "A all cores",
+            "B all cores",
+        ],
+        &rows,
+    );
+    let changed = side
+        .cost_rows()
+        .iter()
+        .filter(|r| r.1 != Change::Noise)
+        .count();
+    let _ = writeln!(
+        out,
+        "  {changed} of {} clocks changed by more than noise",
+        rows.len()
+    );
+
+    let _ = writeln!(out, "\nCORRECTNESS");
+    table(
+        &mut out,
+        &[
+            "clock",
+            "A strict violations",
+            "B strict violations",
+            "A per-thread decreases",
+            "B per-thread decreases",
+        ],
+        &side.correctness_rows(),
+    );
+    let _ = writeln!(out, "\nACCURACY");
+    table_aligned(&mut out, &["", "A", "B"], &side.accuracy_rows(), 3);
+    out
+}
+
+fn table_html(header: &[&str], rows: &[Vec<String>], classes: &[&str], class: &str) -> String {
+    let mut out = format!("<div class=\"scroll\"><table class=\"{class}\"><tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>");
+    for (i, row) in rows.iter().enumerate() {
+        let class = classes.get(i).copied().unwrap_or("");
+        let _ = write!(out, "<tr class=\"{class}\">");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table></div>");
+    out
+}
+
+pub fn html(a: &Loaded, b: &Loaded) -> String {
+    let side = Side {
+        a: &a.report,
+        b: &b.report,
+    };
+    let costs = side.cost_rows();
+    let classes: Vec<&str> = costs
+        .iter()
+        .map(|r| match r.1 {
+            Change::Slower => "slower",
+            Change::Faster => "faster",
+            Change::Noise => "",
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = costs.into_iter().map(|r| r.0).collect();
+    let machine = side.machine_rows();
+    let differs: Vec<&str> = machine
+        .iter()
+        .map(|r| if r[1] != r[2] { "differs" } else { "" })
+        .collect();
+    let notes: String = notes(a, b)
+        .iter()
+        .map(|n| format!("<p>Note: {}</p>", escape(n)))
+        .collect();
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>fastnow report: comparison</title>\
+         <style>{STYLE}</style></head><body><h1>fastnow report: comparison</h1>\
+         <p class=\"sub\">A = {}<br>B = {}</p>{notes}\
+         <h2>Cost per call</h2><p class=\"sub\">ns per call. {} <span class=\"slower\">slower</span> \
+         <span class=\"faster\">faster</span></p>{}\
+         <h2>Correctness</h2>{}<h2>Accuracy</h2>{}<h2>Machine</h2><p class=\"sub\">Rows that differ are \
+         <span class=\"differs\">marked</span>.</p>{}</body></html>",
+        escape(&a.name),
+        escape(&b.name),
+        escape(&format!("The ratio is B/A; {NOISE_RULE}.")),
+        table_html(
+            &[
+                "clock",
+                "A",
+                "A min–max",
+                "B",
+                "B min–max",
+                "B/A",
+                "A all cores",
+                "B all cores"
+            ],
+            &rows,
+            &classes,
+            ""
+        ),
+        table_html(
+            &[
+                "clock",
+                "A strict violations",
+                "B strict violations",
+                "A per-thread decreases",
+                "B per-thread decreases"
+            ],
+            &side.correctness_rows(),
+            &[],
+            ""
+        ),
+        table_html(&["", "A", "B"], &side.accuracy_rows(), &[], "lt"),
+        table_html(&["", "A", "B"], &machine, &differs, "lt"),
+    )
+}
