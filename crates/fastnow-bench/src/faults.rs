@@ -341,3 +341,207 @@ pub fn demotion(other: &str, limit: Duration) -> std::io::Result<DemotionOutcome
     out.info = fastnow::clock_info().to_string();
     Ok(out)
 }
+
+/// One bound checked after an event: the measured value (`None`: the event
+/// did not complete, e.g. a step never followed) against its bound.
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub what: String,
+    pub unit: &'static str,
+    pub value: Option<f64>,
+    pub bound: f64,
+}
+
+impl Check {
+    fn new(what: impl Into<String>, unit: &'static str, value: Option<f64>, bound: f64) -> Check {
+        Check {
+            what: what.into(),
+            unit,
+            value,
+            bound,
+        }
+    }
+
+    /// A check that failed because the event could not be made.
+    fn failed(what: String) -> Check {
+        Check::new(what, "", None, 0.0)
+    }
+
+    pub fn ok(&self) -> bool {
+        self.value.is_some_and(|v| v <= self.bound)
+    }
+}
+
+/// One fault and what fastnow did under it.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub name: String,
+    /// `rate`, `step` or `clocksource`.
+    pub kind: &'static str,
+    pub checks: Vec<Check>,
+}
+
+impl Event {
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(Check::ok)
+    }
+}
+
+/// The bounds `spec/SEMANTICS.md` promises: the wall tier within 1 µs in
+/// steady state; right after a rate change, within the change over one
+/// resync interval (1 s) plus 1 µs; from 3 s after it, within 2 µs (20 µs
+/// after a 0.8 % tick slew); 1 s intervals within 1 ppm of
+/// `CLOCK_MONOTONIC`'s from 3 s on; steps followed within one interval
+/// (10 ms while upkeep runs); the kernel's change of mind noticed within a
+/// second (plus the alternation of the checks without upkeep), an interval
+/// across it within 10 µs; no strict violation, no step back, ever.
+const STEADY_WALL_NS: f64 = 1_000.0;
+const INTERVAL_PPM: f64 = 1.0;
+
+/// The rate events: (name, the change, its size in ppm, the wall bound from
+/// 3 s on in ns).
+type Change = fn(&DisciplineGuard) -> std::io::Result<()>;
+const RATE_EVENTS: [(&str, Change, f64, f64); 4] = [
+    (
+        "frequency +500 ppm (ADJ_FREQUENCY)",
+        |g| g.set_ppm(500),
+        500.0,
+        2_000.0,
+    ),
+    ("frequency back to 0", |g| g.set_ppm(0), 500.0, 2_000.0),
+    (
+        "tick 10000 → 10080 (0.8 % slew)",
+        |g| g.set_tick(10_080),
+        8_000.0,
+        20_000.0,
+    ),
+    (
+        "tick back to 10000",
+        |g| g.set_tick(10_000),
+        8_000.0,
+        20_000.0,
+    ),
+];
+
+/// Runs every event — the four rate changes, a step of +1 s and one of
+/// −1 s, and last (it moves fastnow to the OS clock for good) the kernel
+/// dropping the TSC where another clocksource is available — and checks
+/// each against its bound. `upkeep`: whether the upkeep thread runs (the
+/// caller starts it); `quick`: 4 s after each rate change instead of 12
+/// (too short for the bounds from 3 s on, which are then left out).
+/// `progress` is told each event's name before it runs.
+pub fn run(upkeep: bool, quick: bool, mut progress: impl FnMut(&str)) -> Vec<Event> {
+    let mut events = Vec::new();
+    let after = Duration::from_secs(if quick { 4 } else { 12 });
+    match DisciplineGuard::new() {
+        Err(e) => events.push(Event {
+            name: "rate changes".into(),
+            kind: "rate",
+            checks: vec![Check::failed(format!("adjtimex cannot be read: {e}"))],
+        }),
+        Ok(guard) => {
+            for (name, change, ppm, settled) in RATE_EVENTS {
+                progress(name);
+                let mut failed = None;
+                let o = rate_event(name, Duration::from_secs(2), after, || {
+                    failed = change(&guard).err();
+                });
+                let mut checks = match failed {
+                    Some(e) => vec![Check::failed(format!("adjtimex failed: {e}"))],
+                    None => vec![
+                        Check::new(
+                            "wall error before (steady state)",
+                            "ns",
+                            Some(o.wall_steady_ns as f64),
+                            STEADY_WALL_NS,
+                        ),
+                        Check::new(
+                            "wall error in the first 3 s (change × 1 s + 1 µs)",
+                            "ns",
+                            Some(o.wall_first_ns as f64),
+                            ppm * 1_000.0 + 1_000.0,
+                        ),
+                    ],
+                };
+                if !quick && checks.len() > 1 {
+                    checks.push(Check::new(
+                        "wall error from 3 s on",
+                        "ns",
+                        Some(o.wall_after_ns as f64),
+                        settled,
+                    ));
+                    checks.push(Check::new(
+                        "1 s intervals against CLOCK_MONOTONIC from 3 s on",
+                        "ppm",
+                        Some(o.interval_after_ppm),
+                        INTERVAL_PPM,
+                    ));
+                }
+                checks.push(Check::new(
+                    "strict violations + steps back",
+                    "",
+                    Some((o.strict_violations + o.steps_back) as f64),
+                    0.0,
+                ));
+                events.push(Event {
+                    name: name.into(),
+                    kind: "rate",
+                    checks,
+                });
+            }
+        }
+    }
+
+    let limit = if upkeep {
+        Duration::from_millis(10)
+    } else {
+        Duration::from_millis(1_050)
+    };
+    for step in [1_000_000_000i64, -1_000_000_000] {
+        let name = format!("CLOCK_REALTIME stepped {:+} s", step / 1_000_000_000);
+        progress(&name);
+        let checks = match step_followed_after(step, Duration::from_secs(3)) {
+            Ok(d) => vec![Check::new(
+                "followed (within 2 µs) after",
+                "ms",
+                d.map(|d| d.as_secs_f64() * 1e3),
+                limit.as_secs_f64() * 1e3,
+            )],
+            Err(e) => vec![Check::failed(format!("clock_settime failed: {e}"))],
+        };
+        events.push(Event {
+            name,
+            kind: "step",
+            checks,
+        });
+    }
+
+    progress("the kernel drops the TSC");
+    let noticed = if upkeep { 1_100.0 } else { 1_600.0 };
+    let (name, checks) = match clocksources() {
+        Ok((current, available)) => match available.iter().find(|c| **c != current) {
+            Some(other) if current == "tsc" => {
+                let checks = match demotion(other, Duration::from_secs(3)) {
+                    Ok(o) => vec![
+                        Check::new("noticed after", "ms", o.noticed_after.map(|d| d.as_secs_f64() * 1e3), noticed),
+                        Check::new("an interval across the switch − CLOCK_MONOTONIC's", "ns", Some(o.interval_error_ns.unsigned_abs() as f64), 10_000.0),
+                        Check::new("strict violations + steps back", "", Some((o.strict_violations + o.steps_back) as f64), 0.0),
+                    ],
+                    Err(e) => vec![Check::failed(format!("cannot switch the clocksource: {e}"))],
+                };
+                (format!("clocksource tsc → {other}"), checks)
+            }
+            _ => (
+                format!("clocksource switch skipped: no other clocksource to switch to (current {current}, available {})", available.join(" ")),
+                Vec::new(),
+            ),
+        },
+        Err(e) => (format!("clocksource switch skipped: sysfs unreadable ({e})"), Vec::new()),
+    };
+    events.push(Event {
+        name,
+        kind: "clocksource",
+        checks,
+    });
+    events
+}

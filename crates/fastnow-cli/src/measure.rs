@@ -655,7 +655,7 @@ pub fn faults_unavailable() -> Option<String> {
 
 #[cfg(target_os = "linux")]
 fn run_faults(quick: bool, bar: &ProgressBar) -> Faults {
-    use fastnow_bench::faults::{self, DisciplineGuard};
+    use fastnow_bench::faults;
     let skipped = |why: String| Faults {
         skipped: Some(why),
         upkeep: fastnow::upkeep_resolution().is_some(),
@@ -668,197 +668,28 @@ fn run_faults(quick: bool, bar: &ProgressBar) -> Faults {
     if fastnow::clock_info().source != fastnow::Source::Counter {
         return skipped("fastnow reads the OS clock here, so there is no counter to fault".into());
     }
-    let check = |what: &str, unit: &str, value: Option<f64>, bound: f64| FaultCheck {
-        what: what.to_string(),
-        unit: unit.to_string(),
-        value,
-        bound,
-        ok: value.is_some_and(|v| v <= bound),
-    };
-    let event = |event: &str, kind: &str, checks: Vec<FaultCheck>| FaultEvent {
-        event: event.to_string(),
-        kind: kind.to_string(),
-        ok: checks.iter().all(|c| c.ok),
-        checks,
-    };
-    let mut events = Vec::new();
-    let guard = match DisciplineGuard::new() {
-        Ok(g) => g,
-        Err(e) => return skipped(format!("adjtimex cannot be read: {e}")),
-    };
-    let after = if quick {
-        Duration::from_secs(4)
-    } else {
-        Duration::from_secs(12)
-    };
-    type Change = fn(&DisciplineGuard) -> std::io::Result<()>;
-    // (event, the change, its size in ppm, the wall bound from 3 s on in ns)
-    let rates: [(&str, Change, f64, f64); 4] = [
-        (
-            "frequency +500 ppm (ADJ_FREQUENCY)",
-            |g| g.set_ppm(500),
-            500.0,
-            2_000.0,
-        ),
-        ("frequency back to 0", |g| g.set_ppm(0), 500.0, 2_000.0),
-        (
-            "tick 10000 → 10080 (0.8 % slew)",
-            |g| g.set_tick(10_080),
-            8_000.0,
-            20_000.0,
-        ),
-        (
-            "tick back to 10000",
-            |g| g.set_tick(10_000),
-            8_000.0,
-            20_000.0,
-        ),
-    ];
-    for (name, change, ppm, settled) in rates {
-        bar.set_message(format!("fault: {name}"));
-        let mut failed = None;
-        let o = faults::rate_event(name, Duration::from_secs(2), after, || {
-            failed = change(&guard).err();
-        });
+    let events = faults::run(false, quick, |name| {
         bar.inc(1);
-        if let Some(e) = failed {
-            events.push(event(
-                name,
-                "rate",
-                vec![FaultCheck {
-                    what: format!("adjtimex failed: {e}"),
-                    unit: String::new(),
-                    value: None,
-                    bound: 0.0,
-                    ok: false,
-                }],
-            ));
-            continue;
-        }
-        let mut checks = vec![
-            check(
-                "wall error before (steady state)",
-                "ns",
-                Some(o.wall_steady_ns as f64),
-                WALL_BOUND_NS,
-            ),
-            check(
-                "wall error in the first 3 s (change × 1 s + 1 µs)",
-                "ns",
-                Some(o.wall_first_ns as f64),
-                ppm * 1_000.0 + 1_000.0,
-            ),
-        ];
-        if !quick {
-            checks.push(check(
-                "wall error from 3 s on",
-                "ns",
-                Some(o.wall_after_ns as f64),
-                settled,
-            ));
-            checks.push(check(
-                "1 s intervals against CLOCK_MONOTONIC from 3 s on",
-                "ppm",
-                Some(o.interval_after_ppm),
-                DRIFT_BOUND_PPM,
-            ));
-        }
-        checks.push(check(
-            "strict violations + steps back",
-            "",
-            Some((o.strict_violations + o.steps_back) as f64),
-            0.0,
-        ));
-        events.push(event(name, "rate", checks));
-    }
-    drop(guard);
-
-    // Without upkeep a step is followed at the next resync (1 s).
-    let limit = Duration::from_millis(1_050);
-    for step in [1_000_000_000i64, -1_000_000_000] {
-        let name = format!("CLOCK_REALTIME stepped {:+} s", step / 1_000_000_000);
         bar.set_message(format!("fault: {name}"));
-        let followed = faults::step_followed_after(step, Duration::from_secs(3));
-        bar.inc(1);
-        let checks = match followed {
-            Ok(d) => vec![check(
-                "followed (within 2 µs) after",
-                "ms",
-                d.map(|d| d.as_secs_f64() * 1e3),
-                limit.as_secs_f64() * 1e3,
-            )],
-            Err(e) => vec![FaultCheck {
-                what: format!("clock_settime failed: {e}"),
-                unit: String::new(),
-                value: None,
-                bound: 0.0,
-                ok: false,
-            }],
-        };
-        events.push(event(&name, "step", checks));
-    }
-
-    // Last: the switch moves fastnow to the OS clock for good.
-    bar.set_message("fault: the kernel drops the TSC");
-    match faults::clocksources() {
-        Ok((current, available)) => match available.iter().find(|c| **c != current) {
-            Some(other) if current == "tsc" => {
-                let name = format!("clocksource tsc → {other}");
-                match faults::demotion(other, Duration::from_secs(3)) {
-                    Ok(o) => events.push(event(
-                        &name,
-                        "clocksource",
-                        vec![
-                            check(
-                                "noticed after",
-                                "ms",
-                                o.noticed_after.map(|d| d.as_secs_f64() * 1e3),
-                                1_600.0,
-                            ),
-                            check(
-                                "an interval across the switch − CLOCK_MONOTONIC's",
-                                "ns",
-                                Some(o.interval_error_ns.unsigned_abs() as f64),
-                                10_000.0,
-                            ),
-                            check(
-                                "strict violations + steps back",
-                                "",
-                                Some((o.strict_violations + o.steps_back) as f64),
-                                0.0,
-                            ),
-                        ],
-                    )),
-                    Err(e) => events.push(event(
-                        &name,
-                        "clocksource",
-                        vec![FaultCheck {
-                            what: format!("cannot switch the clocksource: {e}"),
-                            unit: String::new(),
-                            value: None,
-                            bound: 0.0,
-                            ok: false,
-                        }],
-                    )),
-                }
-            }
-            _ => events.push(FaultEvent {
-                event: format!(
-                    "clocksource switch skipped: no other clocksource to switch to (current {current}, available {})",
-                    available.join(" ")
-                ),
-                kind: "clocksource".into(),
-                checks: Vec::new(),
-                ok: true,
-            }),
-        },
-        Err(e) => events.push(FaultEvent {
-            event: format!("clocksource switch skipped: sysfs unreadable ({e})"),
-            kind: "clocksource".into(),
-            checks: Vec::new(),
-            ok: true,
-        }),
-    }
+    })
+    .into_iter()
+    .map(|e| FaultEvent {
+        ok: e.ok(),
+        event: e.name,
+        kind: e.kind.into(),
+        checks: e
+            .checks
+            .into_iter()
+            .map(|c| FaultCheck {
+                ok: c.ok(),
+                what: c.what,
+                unit: c.unit.into(),
+                value: c.value,
+                bound: c.bound,
+            })
+            .collect(),
+    })
+    .collect();
     bar.inc(1);
     Faults {
         skipped: None,

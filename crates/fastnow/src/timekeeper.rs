@@ -776,8 +776,12 @@ impl<C: Clocks> Writer<'_, C> {
         // Readers without upkeep alternate a sample with a re-check of the
         // kernel's verdict, so neither costs a reader more than about a
         // microsecond.
+        // (A wall reader's update always samples: the wall line must be
+        // re-anchored when its deadline comes, or its error would grow past
+        // one interval's worth.)
         let check_due = self.follows_kernel() && self.mono() >= self.keeper.next_check_mono;
-        if check_due && matches!(cause, Cause::Reader(_)) && !self.keeper.last_was_check {
+        let precise_reader = matches!(cause, Cause::Reader(Due::Trigger(_) | Due::PastEnd(_)));
+        if check_due && precise_reader && !self.keeper.last_was_check {
             self.keeper.last_was_check = true;
             if !self.check_kernel() {
                 // Nothing measured: the next piece, at the rate in use.
