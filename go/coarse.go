@@ -43,8 +43,7 @@ func RecentUnixNano() int64 {
 	if v := recentUnix.v.Load(); v != 0 {
 		return v
 	}
-	firstUse()
-	return recentUnix.v.Load()
+	return firstUse(&recentUnix)
 }
 
 // RecentNanotime returns the Nanotime of the last refresh (one atomic load).
@@ -54,8 +53,7 @@ func RecentNanotime() int64 {
 	if v := recentNanotime.v.Load(); v != 0 {
 		return v
 	}
-	firstUse()
-	return recentNanotime.v.Load()
+	return firstUse(&recentNanotime)
 }
 
 // Recent returns the Instant of the last refresh.
@@ -100,11 +98,12 @@ type upkeeper struct {
 // must not be read as unset or as 1970.
 //
 //go:noinline
-func firstUse() {
+func firstUse(cached *paddedInt64) int64 {
 	Refresh()
 	if !noAutoUpkeep.Swap(true) {
 		_ = StartUpkeep(DefaultResolution) // already running is fine
 	}
+	return cached.v.Load()
 }
 
 // ErrUpkeepRunning is returned by StartUpkeep while an upkeep goroutine runs.

@@ -4,10 +4,11 @@ package fastnow
 
 import "github.com/fastnow/fastnow/go/internal/counter"
 
-// nanotimeCounter is Nanotime and unixNanoCounter is UnixNano
-// (counter_amd64.s): one call each from the caller's code, where a Go
-// function around RDTSC would be two.
+// nanotimeCounter is Nanotime, orderedNanotimeCounter OrderedNanotime and
+// unixNanoCounter UnixNano (counter_amd64.s): one call each from the
+// caller's code, where a Go function around RDTSC would be two.
 func nanotimeCounter() int64
+func orderedNanotimeCounter() int64
 func unixNanoCounter() int64
 
 // asmLayout returns the go_asm.h offsets the assembly reads, for the test

@@ -1,7 +1,8 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// The read fast paths of Nanotime and UnixNano, one call each
+// The read fast paths of Nanotime, OrderedNanotime and UnixNano, one call
+// each
 // (nanotime_generic.go is the same in Go, and the tests hold these to it).
 //
 // Reasoning: proc.state is an atomic.Pointer[state] whose only word is the
@@ -37,6 +38,38 @@ TEXT ·nanotimeCounter(SB), NOSPLIT, $0-8
 	RET
 slow:
 	JMP ·nanotimeSlow(SB)
+
+// func orderedNanotimeCounter() int64
+// nanotimeCounter with the ordered read: RDTSCP, or LFENCE;RDTSC where
+// orderedAlt says RDTSCP is missing (both wait for every earlier load).
+// RDTSCP writes ECX, so span is kept in R8.
+TEXT ·orderedNanotimeCounter(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_span(SI), R8
+	TESTQ R8, R8
+	JZ    slow
+	CMPB  ·orderedAlt(SB), $0
+	JNE   alt
+	RDTSCP
+	JMP   read
+alt:
+	LFENCE
+	RDTSC
+read:
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	MOVQ  AX, BX
+	SUBQ  state_takeover(SI), BX
+	CMPQ  BX, R8
+	JAE   slow                         // outside [takeover, trigger)
+	MULQ  (state_line+Line_Slope)(SI)
+	ADDQ  (state_line+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·orderedNanotimeSlow(SB)
 
 // func unixNanoCounter() int64
 // t < wallDeadline; wall values lie within [0, MaxInt64] there (the line is

@@ -41,16 +41,12 @@ func unixNanoSlow() int64 {
 // counter read and a load that depends on it, so that the read is also
 // complete before any later store), so it is not earlier than anything an
 // atomic load before it observed.
-func OrderedNanotime() int64 {
-	if s := proc.state.Load(); s != nil && s.span != 0 {
-		t := readCounterOrdered(orderedAlt)
-		if t-s.takeover < s.span {
-			return int64(s.line.At(t))
-		}
-		return int64(proc.readSlow(t, true, true))
-	}
-	return int64(proc.readSlow(0, false, true))
-}
+func OrderedNanotime() int64 { return orderedNanotimeCounter() }
+
+// orderedNanotimeSlow is where OrderedNanotime's fast path gives up.
+//
+//go:noinline
+func orderedNanotimeSlow() int64 { return int64(proc.readSlow(0, false, true)) }
 
 // MonotonicNanotime's two strategies, as in the Rust crate (whose
 // precise.rs explains the choice at length): a high-water mark that every

@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,45 @@ func TestRecalibrateNeverStepsBack(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// Issue 9 item 1 as reported: with the old design it took a recalibration
+// after the process's first minute (the 64 s anchor roll) to step back, so
+// this runs Recalibrate under readers until the process is 70 s old. Set
+// FASTNOW_LONG_TESTS=1 to run it.
+func TestRecalibrateAfterAMinute(t *testing.T) {
+	if os.Getenv("FASTNOW_LONG_TESTS") == "" {
+		t.Skip("set FASTNOW_LONG_TESTS=1 to run it (about 70 s)")
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var worst atomic.Int64
+	for _, read := range []func() int64{Nanotime, Nanotime, OrderedNanotime} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := read()
+			for n := 0; !stop.Load(); n++ {
+				now := read()
+				if d := last - now; d > worst.Load() {
+					worst.Store(d)
+				}
+				last = max(last, now)
+				if n%1024 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	for time.Since(procStart) < 70*time.Second {
+		Recalibrate()
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	if w := worst.Load(); w > 0 {
+		t.Errorf("went back by up to %d ns", w)
+	}
 }
 
 func TestStrictCrossGoroutine(t *testing.T) {

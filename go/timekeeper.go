@@ -562,19 +562,28 @@ func (tk *timekeeper) measure(s *sample) {
 func (tk *timekeeper) wallLine(s *sample, nextTrigger uint64) (Line, uint64) {
 	old := &tk.k.state
 	slope := tk.k.rate
+	interval := tk.wallIntervalNs() + tk.upkeepSlack()
 	if tk.preempted(s) {
-		// Keep the old line until the next update.
-		if old.wallDeadline != 0 {
+		// The sample's moment is uncertain by its bracket: keep the old
+		// line until the next update, unless the old line is further off
+		// than that (the clock was set), or there is none.
+		if old.wallDeadline == 0 {
+			return old.wall, 0
+		}
+		if absDiff(old.wall.At(s.ticks), s.real) <= satAdd(s.width, marginNs) {
 			return old.wall, max(nextTrigger, 1)
 		}
-		return old.wall, 0
+		interval = 0 // a line through an uncertain sample: until the next update
 	}
 	if s.real < wallGuardNs || s.real > maxUnixNano-wallGuardNs {
 		return Line{Slope: slope}, 0
 	}
 	line := Through(s.ticks, s.real, slope)
-	interval := tk.wallIntervalNs() + tk.upkeepSlack()
-	return line, max(satAdd(s.ticks, line.TicksFor(interval)), 1)
+	deadline := satAdd(s.ticks, line.TicksFor(interval))
+	if interval == 0 {
+		deadline = nextTrigger
+	}
+	return line, max(deadline, 1)
 }
 
 // nextPiece returns the counter piece that takes over where the current

@@ -510,6 +510,25 @@ func TestFollowsAStep(t *testing.T) {
 	}
 }
 
+// A resync whose sample is preempted (every bracket wide) keeps the old
+// wall line, unless the line is further off than the sample's uncertainty:
+// a step is followed even then.
+func TestFollowsAStepWithAPreemptedSample(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	sk.settle(300, 10_000_000, false)
+	sk.sim.with(func(w *world) {
+		w.realMinusMono -= 5 * int64(sec)
+		w.hiccupEvery, w.hiccupNs = 1, 20_000 // every clock read is slow
+	})
+	sk.forceUpdate()
+	u := sk.unixNano()
+	var real uint64
+	sk.sim.with(func(w *world) { real = w.realAt(w.tau); w.hiccupEvery = 0 })
+	if d := absDiff(u, real); d >= 100_000 {
+		t.Fatalf("wall %d ns off after a step and a preempted resync", d)
+	}
+}
+
 // The kernel demotes the counter: readings move to CLOCK_MONOTONIC without
 // stepping back, an interval across the switch stays within 10 µs of
 // CLOCK_MONOTONIC's, and the introspection says so.
@@ -674,4 +693,44 @@ func TestRecalibrationsKeepOneFunction(t *testing.T) {
 		last = v
 	}
 	checkScenario(t, scenario{seed: 0x5eed}, sk, nil)
+}
+
+// While the upkeep runs, up to 1.5 ms late (its scheduling delay, within
+// the readers' 2 ms slack), it does every state update, the wall
+// re-anchoring and the clocksource re-check (it demotes the counter), and
+// readers only load (after the first millisecond's switch to the counter).
+func TestUpkeepDoesTheUpdates(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	sk.setUpkeep(true)
+	_ = sk.read(false)
+	var next uint64
+	byReaders, byUpkeep := 0, 0
+	for i := 0; i < 200_000; i++ { // 20 s in steps of 100 µs
+		sk.sim.advance(100_000)
+		if i == 150_000 {
+			sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "hpet"} })
+		}
+		n := len(sk.states)
+		if now := sk.sim.mono(); now >= satAdd(next, 1_500_000) {
+			next = sk.upkeepTurn(false)
+		}
+		byUpkeep += len(sk.states) - n
+		n = len(sk.states)
+		_ = sk.read(i%2 == 0)
+		_ = sk.unixNano()
+		if len(sk.states) != n && i >= 200 { // past the warm-up, which has no slack
+			byReaders++
+			t.Errorf("step %d: a reader updated the state", i)
+			if byReaders > 5 {
+				t.FailNow()
+			}
+		}
+	}
+	t.Logf("%d updates by the upkeep", byUpkeep)
+	if byUpkeep < 20 {
+		t.Errorf("the upkeep updated the state only %d times", byUpkeep)
+	}
+	if info := sk.info(); info.Source != "os" || info.DemotedAt.IsZero() || !info.Upkeep {
+		t.Errorf("the upkeep did not demote the counter: %+v", info)
+	}
 }
