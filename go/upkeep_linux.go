@@ -4,6 +4,7 @@ package fastnow
 
 import (
 	"errors"
+	"math"
 	"os"
 	"syscall"
 	"unsafe"
@@ -23,10 +24,9 @@ type clockWatch struct {
 }
 
 const (
-	clockRealtime        = 0
-	tfdTimerAbstime      = 1 << 0
-	tfdTimerCancelOnSet  = 1 << 1
-	timerFarFutureSecond = 1<<31 - 1
+	clockRealtime       = 0
+	tfdTimerAbstime     = 1 << 0
+	tfdTimerCancelOnSet = 1 << 1
 )
 
 // newClockWatch returns nil where the kernel does not offer it (the wall
@@ -46,10 +46,15 @@ func newClockWatch() *clockWatch {
 }
 
 // armClockWatch arms the timer far in the future: it only reports clock
-// changes. A read that reported one also disarmed it.
+// changes. A read that reported one also disarmed it. With a 64-bit
+// time_t the expiry is the kernel's end of time (2262: it clamps larger
+// values); with a 32-bit one, 2038.
 func armClockWatch(fd uintptr) error {
 	var spec [2]syscall.Timespec // it_interval, it_value
-	spec[1].Sec = timerFarFutureSecond
+	spec[1].Sec = math.MaxInt32
+	if unsafe.Sizeof(spec[1].Sec) == 8 {
+		spec[1] = syscall.NsecToTimespec(math.MaxInt64)
+	}
 	_, _, errno := syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, fd, tfdTimerAbstime|tfdTimerCancelOnSet,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 	if errno != 0 {
