@@ -774,14 +774,28 @@ func (tk *timekeeper) unixNano() uint64 {
 }
 
 // unixSlow is the wall tier past its deadline (resync, or use the line
-// while another goroutine does), or without a line to use.
+// while another goroutine does), or without a line to use: the system
+// clock, after switching to the counter if the warm-up is over (a program
+// that only reads the wall tier must get the counter too).
 func (tk *timekeeper) unixSlow(t uint64, haveTicks bool) uint64 {
 	s := tk.state.Load()
 	if s == nil {
 		tk.ensurePublished()
 		return tk.clocks.real()
 	}
-	if haveTicks && s.mode == modeCounter {
+	if s.mode == modeOS {
+		if s.trigger == never {
+			return tk.clocks.real()
+		}
+		if m := tk.clocks.mono(); m >= s.trigger {
+			tk.updateFromReader(dueTrigger, m)
+		}
+		if s = tk.state.Load(); s.mode == modeOS {
+			return tk.clocks.real()
+		}
+		t, haveTicks = tk.clocks.counter(), true
+	}
+	if haveTicks {
 		if s.wallDeadline != 0 && t >= s.wallDeadline {
 			tk.updateFromReader(dueWall, t)
 		}

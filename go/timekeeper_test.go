@@ -644,6 +644,27 @@ func TestWarmUpThenCounter(t *testing.T) {
 	}
 }
 
+// A program that only reads the wall tier gets the counter too, once the
+// warm-up is over, and then reads the wall line, not the system clock.
+func TestWallReadersEndTheWarmUp(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	for i := 0; i < 50; i++ {
+		sk.sim.advance(100_000)
+		_ = sk.unixNano()
+	}
+	s := sk.state.Load()
+	if s.mode != modeCounter || s.wallDeadline == 0 {
+		t.Fatalf("after 5 ms of wall readings: %+v", *s)
+	}
+	var reads, reads2 uint64
+	sk.sim.with(func(w *world) { reads = w.reads })
+	_ = sk.unixNano()
+	sk.sim.with(func(w *world) { reads2 = w.reads })
+	if reads2-reads != 1 {
+		t.Fatalf("a wall reading took %d clock reads, not one counter read", reads2-reads)
+	}
+}
+
 // A reading past the state's end while another goroutine holds the lock
 // waits for it (Go readers may wait; none ever blocks on the lock itself),
 // then gets the new state's value.
