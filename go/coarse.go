@@ -129,10 +129,6 @@ func StartUpkeep(resolution time.Duration) error {
 	return nil
 }
 
-// maxUpkeepSleep bounds the upkeep's sleeps, so that StopUpkeep returns
-// promptly whatever the resolution.
-const maxUpkeepSleep = 50 * time.Millisecond
-
 func (u *upkeeper) run() {
 	defer close(u.done)
 	watch := newClockWatch() // nil where the kernel cannot tell
@@ -150,11 +146,12 @@ func (u *upkeeper) run() {
 		if wasSet {
 			Refresh() // the cached Unix time follows the step at once
 		}
-		sleep := min(u.resolution, maxUpkeepSleep)
-		if now := proc.clocks.mono(); next > now {
-			sleep = min(sleep, time.Duration(min(next-now, uint64(maxUpkeepSleep))))
-		} else {
+		// Until the next refresh, or the next state update if sooner.
+		sleep := u.resolution
+		if now := proc.clocks.mono(); next <= now {
 			sleep = 0
+		} else if d := next - now; d < uint64(sleep) {
+			sleep = time.Duration(d)
 		}
 		timer.Reset(sleep)
 		wasSet = false
