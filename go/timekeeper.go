@@ -178,6 +178,7 @@ type keeper struct {
 	lastWasCheck  bool
 	firstMono     uint64
 	counterSince  uint64 // monotonic time the counter took over (0: not yet)
+	demoting      string // the kernel dropped the counter: the fallback reason, until the switch
 	demoted       bool
 	demotedAt     uint64 // Unix nanoseconds of the demotion
 }
@@ -209,7 +210,8 @@ const (
 type cause int
 
 const (
-	causeReader cause = iota
+	causeReader     cause = iota
+	causeReaderLate       // a reader past the state's end
 	causeUpkeep
 	causeForced
 )
@@ -240,7 +242,9 @@ func (tk *timekeeper) updateFromReader(kind dueKind, reading uint64) bool {
 	case dueWall:
 		due = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline
 	}
-	if due {
+	if due && kind == duePastEnd {
+		tk.update(causeReaderLate)
+	} else if due {
 		tk.update(causeReader)
 	}
 	return true
@@ -291,7 +295,18 @@ func (tk *timekeeper) upkeepTurn(clockWasSet bool) uint64 {
 	s := tk.k.state
 	counter := s.mode == modeCounter
 	warming := s.mode == modeOS && s.trigger != never
-	if (counter && (clockWasSet || now >= tk.upkeepDue.Load())) || (warming && now >= s.trigger) {
+	if counter && tk.k.demoting != "" && now >= tk.upkeepDue.Load() {
+		// The switch to the OS clock comes at the counter state's end:
+		// when it is near, wait for it here, without the lock, so that
+		// readers need not. Otherwise a regular turn (the wall line).
+		t := tk.clocks.counterOrdered()
+		if left := s.line.NanosFor(satSub(s.end, t)); t < s.end && left <= upkeepSlackNs {
+			tk.mu.Unlock()
+			tk.clocks.waitMono(satAdd(now, left+2_000))
+			tk.mu.Lock()
+		}
+		tk.update(causeUpkeep)
+	} else if (counter && (clockWasSet || now >= tk.upkeepDue.Load())) || (warming && now >= s.trigger) {
 		tk.update(causeUpkeep)
 	} else if counter && tk.k.decision.followsKernel() && now >= tk.k.nextCheckMono {
 		tk.checkKernel()
@@ -438,20 +453,29 @@ func (tk *timekeeper) update(c cause) {
 	}
 	// Readers without upkeep alternate a sample with a re-check of the
 	// kernel's verdict, so neither costs a reader more than a microsecond.
+	// A reader past the state's end samples first, whatever the turn: the
+	// new piece converts everything since that end, which must be done at a
+	// measured rate, not at the one in use before (which the kernel may have
+	// changed meanwhile, during a pause of the program).
 	checkDue := k.decision.followsKernel() && tk.clocks.mono() >= k.nextCheckMono
 	if checkDue && c == causeReader && !k.lastWasCheck {
 		k.lastWasCheck = true
-		if !tk.checkKernel() {
-			// Nothing measured: the next piece at the rate in use, if the
-			// current one has started (a wall reader can get here before).
-			if now := tk.clocks.counterOrdered(); now >= s.takeover {
-				tk.publish(tk.nextPiece(now))
-			}
+		if tk.checkKernel() || k.demoting != "" {
+			return // demoted, or the current piece runs out first
+		}
+		// Nothing measured: the next piece at the rate in use, if the
+		// current one has started (a wall reader can get here before).
+		if now := tk.clocks.counterOrdered(); now >= s.takeover {
+			tk.publish(tk.nextPiece(now))
 		}
 		return
 	}
 	k.lastWasCheck = false
-	if checkDue && c == causeUpkeep && tk.checkKernel() {
+	if checkDue && (c == causeUpkeep || c == causeForced) && tk.checkKernel() {
+		return
+	}
+	if k.demoting != "" && tk.clocks.counterOrdered() >= s.end {
+		tk.demote(k.demoting)
 		return
 	}
 	smp := tk.sample()
@@ -460,16 +484,40 @@ func (tk *timekeeper) update(c cause) {
 	// the next state converts counter values below its take-over point with
 	// prev, the current line, which must be the right one there. (Readers
 	// get here past trigger, which is past the take-over point; forced,
-	// wall and upkeep updates can come earlier.)
+	// wall and upkeep updates can come earlier.) And none follows once the
+	// kernel has dropped the counter: the current piece runs out first.
 	next := s
-	if smp.ticks >= s.takeover {
+	if smp.ticks >= s.takeover && k.demoting == "" {
 		next = tk.nextPiece(smp.ticks)
 	} else if tk.upkeep.Load() {
-		wait := s.line.NanosFor(s.takeover - smp.ticks)
-		tk.upkeepDue.Store(satAdd(smp.mono, wait))
+		// The upkeep's next turn: where the current piece starts, or, with
+		// a switch pending, just past its end.
+		if k.demoting != "" {
+			// Its regular turn (the wall line), or before the end, to wait for it.
+			endDue := satSub(satAdd(smp.mono, s.line.NanosFor(satSub(s.end, smp.ticks))), upkeepSlackNs)
+			tk.upkeepDue.Store(min(endDue, satAdd(smp.mono, min(k.periodNs, tk.wallIntervalNs()))))
+		} else {
+			tk.upkeepDue.Store(satAdd(smp.mono, s.line.NanosFor(satSub(s.takeover, smp.ticks))))
+		}
 	}
 	next.wall, next.wallDeadline = tk.wallLine(&smp, next.trigger)
 	tk.publish(next)
+}
+
+// runOut lets the current counter piece run to its end before the OS clock
+// takes over (see demote): its readers stay on the fast path up to the end
+// (its trigger moves there; conversions do not change), no piece follows
+// it, and the upkeep's next turn comes before the end, to wait for it.
+func (tk *timekeeper) runOut(now uint64) {
+	s := tk.k.state
+	if s.trigger < s.end {
+		s.trigger = s.end
+		tk.publish(s)
+	}
+	if tk.upkeep.Load() {
+		endDue := satSub(satAdd(tk.clocks.mono(), s.line.NanosFor(satSub(s.end, now))), upkeepSlackNs)
+		tk.upkeepDue.Store(min(tk.upkeepDue.Load(), endDue))
+	}
 }
 
 // warmUpStep ends the warm-up: the first window (at least a millisecond)
@@ -499,8 +547,10 @@ func (tk *timekeeper) warmUpStep() {
 	tk.promote(smp, slope, reason, OriginMeasured)
 }
 
-// checkKernel reads the kernel's verdict again; it demotes the counter (and
-// returns true) when the kernel no longer vouches for it.
+// checkKernel reads the kernel's verdict again. When the kernel no longer
+// vouches for the counter, the counter is dropped for good: the current
+// piece runs out, and the OS clock takes over at the first update past its
+// end (see demote). It returns true once demoted.
 func (tk *timekeeper) checkKernel() bool {
 	k := &tk.k
 	v := tk.clocks.verdict()
@@ -508,11 +558,18 @@ func (tk *timekeeper) checkKernel() bool {
 	if v.kind == verdictNamed {
 		k.decision.clocksource = v.name
 	}
-	if reason := k.decision.recheck(v); reason != "" {
-		tk.demote(reason)
-		return true
+	if reason := k.decision.recheck(v); reason != "" && k.demoting == "" {
+		k.demoting = reason
 	}
-	return false
+	if k.demoting == "" {
+		return false
+	}
+	if now := tk.clocks.counterOrdered(); now < k.state.end {
+		tk.runOut(now)
+		return false
+	}
+	tk.demote(k.demoting)
+	return true
 }
 
 // measure takes a sample into account (the rate, the window).
@@ -660,26 +717,56 @@ func (tk *timekeeper) stayOnOS(reason string) {
 	tk.publish(s)
 }
 
-// demote switches from the counter to the OS clock, for good, where the
-// counter state ends (the kernel no longer vouches for the counter).
+// demote switches from the counter to the OS clock, for good (the kernel
+// no longer vouches for the counter), continuing the counter's readings
+// margin above them.
+//
+// Readers holding the counter state may still convert any counter value
+// below its end, so CLOCK_MONOTONIC + offset must stay above every such
+// conversion. checkKernel calls this only once the counter has passed the
+// state's end: then no such conversion is above the line's value now, and
+// one sample fixes the offset, whatever the rates. Called before the end it
+// would have to extrapolate CLOCK_MONOTONIC to the end, and the state's
+// lines are measurements that may run at a rate a little different from
+// CLOCK_MONOTONIC's (after NTP changed it; or the previous piece's line,
+// up to a take-over point ahead); both are linear on each stretch, so the
+// offset is the largest difference at the ends of the stretches still
+// ahead (now, the take-over point, the end), with CLOCK_MONOTONIC
+// extrapolated at the newest measured rate, plus margin: exact for those
+// rates, and no more.
 func (tk *timekeeper) demote(reason string) {
 	k := &tk.k
 	smp := tk.sample()
 	old := k.state
-	// The CLOCK_MONOTONIC value matching the old state's end.
-	var takeover uint64
-	if old.end >= smp.ticks {
-		takeover = satAdd(smp.mono, old.line.NanosFor(old.end-smp.ticks))
-	} else {
-		takeover = satSub(smp.mono, old.line.NanosFor(smp.ticks-old.end))
+	rate := Line{Slope: k.rate}
+	if rate.Slope == 0 {
+		rate = old.line
 	}
-	value := old.line.At(old.end) + switchMargin(&smp)
-	k.demoted, k.demotedAt = true, smp.real
+	monoAt := func(t uint64) uint64 {
+		if t >= smp.ticks {
+			return satAdd(smp.mono, rate.NanosFor(t-smp.ticks))
+		}
+		return satSub(smp.mono, rate.NanosFor(smp.ticks-t))
+	}
+	at := func(t uint64) uint64 {
+		if t < old.takeover {
+			return old.prev.At(t)
+		}
+		return old.line.At(t)
+	}
+	ahead := int64(math.MinInt64)
+	for _, t := range [...]uint64{smp.ticks, old.takeover, old.end} {
+		if t >= smp.ticks {
+			// Both below 2^63 on any timeline a process reaches.
+			ahead = max(ahead, int64(at(t)-monoAt(t)))
+		}
+	}
+	k.demoted, k.demotedAt, k.demoting = true, smp.real, ""
 	k.decision.fallback = reason
 	k.origin = OriginOS
 	s := old
-	s.mode, s.takeover, s.trigger, s.end = modeOS, takeover, never, never
-	s.osOffset, s.wallDeadline = value-takeover, 0
+	s.mode, s.takeover, s.trigger, s.end = modeOS, monoAt(old.end), never, never
+	s.osOffset, s.wallDeadline = uint64(ahead)+switchMargin(&smp), 0
 	tk.publish(s)
 }
 
