@@ -204,9 +204,11 @@ func TestConcurrentResync(t *testing.T) {
 	})
 }
 
+// goroutinesSettleTo waits up to a second for the number of goroutines to
+// come down to n.
 func goroutinesSettleTo(n int) int {
 	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() != n && time.Now().Before(deadline) {
+	for runtime.NumGoroutine() > n && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	return runtime.NumGoroutine()
@@ -246,7 +248,7 @@ func TestRefreshAndUpkeep(t *testing.T) {
 		if !StopUpkeep() {
 			t.Fatal("StopUpkeep found nothing")
 		}
-		if n := goroutinesSettleTo(base); n != base {
+		if n := goroutinesSettleTo(base); n > base {
 			t.Fatalf("upkeep goroutines leaked: %d, want %d", n, base)
 		}
 	}
@@ -380,6 +382,9 @@ func TestManualClock(t *testing.T) {
 
 // The clock watch (Linux): created, armed, and closed with its goroutine.
 func TestClockWatchStartsAndStops(t *testing.T) {
+	StopUpkeep()
+	SetAutoUpkeep(false)
+	defer SetAutoUpkeep(true)
 	base := runtime.NumGoroutine()
 	w := newClockWatch()
 	if w == nil {
@@ -394,7 +399,7 @@ func TestClockWatchStartsAndStops(t *testing.T) {
 	case <-time.After(10 * time.Millisecond):
 	}
 	w.close()
-	if n := goroutinesSettleTo(base); n != base {
+	if n := goroutinesSettleTo(base); n > base {
 		t.Fatalf("the watch goroutine leaked: %d, want %d", n, base)
 	}
 }
