@@ -1,264 +1,204 @@
 package fastnow
 
-import (
-	"sync"
-	"sync/atomic"
-	"time"
-)
+import "math"
 
-// Calibration: the same schedule as the Rust crate (spec/SEMANTICS.md,
-// "Calibration"), adapted to Go's API, which returns nanoseconds from every
-// read. The conversion is published as one immutable params value behind an
-// atomic pointer — a reader loads one pointer and sees a consistent set —
-// and each refinement re-bases at a fresh counter value, continuing the old
-// conversion there, so Nanotime never jumps when the rate is refined.
+// Measuring the counter against the kernel's clocks (spec/SEMANTICS.md,
+// "Calibration"; the Rust crate's calibrate.rs is the same design).
+//
+// A sample pairs a counter value with CLOCK_MONOTONIC (and CLOCK_REALTIME,
+// for the wall tier) at one moment: the tightest of 7 brackets "monotonic,
+// ordered counter read, monotonic", the counter matched to the bracket's
+// midpoint, so its error is at most half the bracket (tens of nanoseconds).
+// A sample whose every bracket was wide (the goroutine was preempted in
+// each) measures nothing.
+//
+// The rate is measured over the most recent window of at least a second:
+// between the newest sample and the newest earlier sample at least a second
+// older, or the oldest kept in a process's first second (windows of 1, 2,
+// 4 ... ms). A second gives the rate to a few hundredths of a ppm, and
+// because the window is recent, the rate follows CLOCK_MONOTONIC's current
+// rate, which NTP, chrony or PTP change at will, within about two seconds.
+//
+// A measurement more than 1/64 from the rate in use is suspect (the window
+// may span a suspend or a migration): it is set aside and the window
+// restarts; the next is believed if it agrees with the suspect one or with
+// the rate in use. A new rate is never below 7/8 of the one in use, so a
+// larger drop takes several windows.
 
 const (
-	minBaselineNs     = int64(time.Millisecond)
-	maxCheckPeriodNs  = int64(time.Second)
-	rollNs            = 64 * int64(time.Second)
-	publishedEquivNs  = 20 * int64(time.Millisecond)
-	sanityShift       = 6 // 1/64
+	windowNs          = 1_000_000_000 // preferred length of a rate window
 	bracketsPerSample = 7
-	nanosPerSecond    = 1_000_000_000
+	realBrackets      = 3
+	suspectShift      = 6 // a rate more than 1/64 off is suspect
+	windowSlots       = 12
+	maxUnixNano       = math.MaxInt64
 )
 
-// procStart anchors the OS clock readings: time.Since(procStart) is
-// CLOCK_MONOTONIC through the vDSO, in nanoseconds since the package loaded.
-var procStart = time.Now()
-
-func monoNow() int64 { return int64(time.Since(procStart)) }
-
-type params struct {
-	baseTicks uint64
-	baseNs    int64
-	scale     Scale  // ticks -> ns
-	nextCheck uint64 // the first read at or past this counter value refines
-	// span is nextCheck - baseTicks when every count below it converts
-	// without overflow (always, for real counters), else 0: the read path
-	// needs one unsigned compare and no overflow check.
-	span uint64
-	// prev is the conversion this one continues (one level; its own prev is
-	// cut), which still converts counter values from before baseTicks.
-	prev *params
+// sample is one moment seen by the counter and the kernel's clocks.
+type sample struct {
+	ticks uint64 // the counter, read ordered
+	mono  uint64 // CLOCK_MONOTONIC at that moment (the bracket's midpoint)
+	width uint64 // width of the bracket mono came from
+	real  uint64 // CLOCK_REALTIME at that moment, within [0, MaxInt64]
 }
 
-// The conversion is one function of the counter value for every goroutine,
-// whichever params it happens to hold, so that a later counter value never
-// converts to an earlier time, across goroutines too (OrderedNanotime and
-// MonotonicNanotime rest on it). Three rules make it so:
-//
-//   - a refinement's params take over at a counter value R no smaller than
-//     the old params' nextCheck, and convert values below R with the old
-//     params (prev), so the old params' fast path [baseTicks, nextCheck)
-//     keeps meaning what it meant;
-//   - R is read by the refining goroutine after it was triggered, and a
-//     reader whose counter value is at or past its params' nextCheck waits
-//     for the refinement in progress instead of extrapolating the old params
-//     (convertSlow), so no value at or past R is converted before the new
-//     params are published;
-//   - at R the new params start from the old params' value there, and each
-//     piece is non-decreasing.
-//
-// Only a value older than two refinements (a second or more) converts
-// differently through the cut prev, and such a value cannot be within a
-// nanosecond of any reading that happens after it.
-
-// rebased returns the params that continue p from counter value r on with
-// a new scale (see above).
-func (p *params) rebased(r uint64, scale Scale) params {
-	ending := *p
-	ending.prev = nil
-	return params{baseTicks: r, baseNs: p.at(r), scale: scale, prev: &ending}
-}
-
-// setNextCheck schedules the next refinement and derives span from it.
-func (p *params) setNextCheck(next uint64) {
-	p.nextCheck, p.span = next, 0
-	if next > p.baseTicks {
-		if _, ok := p.scale.Apply(next - p.baseTicks); ok {
-			p.span = next - p.baseTicks
+// takeSample takes a sample from c's counter and clocks.
+func takeSample(c clocks) sample {
+	var best sample
+	found := false
+	var lastTicks, lastMono uint64
+	for i := 0; i < bracketsPerSample; i++ {
+		before := c.mono()
+		t := c.counterOrdered()
+		after := c.mono()
+		lastTicks, lastMono = t, after
+		if after < before {
+			continue // a bracket across a backward step means nothing
+		}
+		if w := after - before; !found || w < best.width {
+			best, found = sample{ticks: t, mono: before + w/2, width: w}, true
 		}
 	}
-}
-
-// at converts a counter value, extrapolating backwards for values read just
-// before a concurrent re-base.
-func (p *params) at(t uint64) int64 {
-	if t >= p.baseTicks {
-		return p.baseNs + int64(p.scale.ApplySaturating(t-p.baseTicks))
+	if !found {
+		best = sample{ticks: lastTicks, mono: lastMono, width: math.MaxUint64}
 	}
-	if p.prev != nil {
-		return p.prev.at(t)
-	}
-	return p.baseNs - int64(p.scale.ApplySaturating(p.baseTicks-t))
-}
-
-var cur atomic.Pointer[params]
-
-var (
-	refining atomic.Bool
-	cal      struct {
-		sync.Mutex
-		useAlt                bool
-		anchorTicks           uint64
-		anchorNs              int64
-		ticksPerNs            Scale
-		origin                string
-		baselineNs            int64
-		initWait              time.Duration
-		refinements, rejected int
-	}
-)
-
-// sampleAgainst returns one (counter, reference) pair: the tightest of
-// several brackets "reference, ordered counter read, reference", matched to
-// the bracket's midpoint.
-func sampleAgainst(ref func() int64) (uint64, int64) {
-	var bestTicks uint64
-	var bestNs, bestWidth int64 = 0, -1
-	var lastTicks uint64
-	var lastNs int64
-	for i := 0; i < bracketsPerSample; i++ {
-		before := ref()
-		t := readCounterOrdered(cal.useAlt)
-		after := ref()
-		lastTicks, lastNs = t, after
-		width := after - before
-		if width < 0 { // the reference stepped back mid-bracket
+	// CLOCK_REALTIME - CLOCK_MONOTONIC only changes when the clock is set, so
+	// the tightest bracket "monotonic, real, monotonic" gives it, and the real
+	// time at the counter sample follows.
+	var offset int64
+	var offsetWidth uint64
+	haveOffset := false
+	for i := 0; i < realBrackets; i++ {
+		before := c.mono()
+		r := c.real()
+		after := c.mono()
+		if after < before {
 			continue
 		}
-		if bestWidth < 0 || width < bestWidth {
-			bestTicks, bestNs, bestWidth = t, before+width/2, width
+		if w := after - before; !haveOffset || w < offsetWidth {
+			// Both below 2^63: the difference fits.
+			offset, offsetWidth, haveOffset = int64(r)-int64(before+w/2), w, true
 		}
 	}
-	if bestWidth < 0 {
-		return lastTicks, lastNs
-	}
-	return bestTicks, bestNs
-}
-
-func waitUntil(ns int64) {
-	for monoNow() < ns {
-	}
-}
-
-// calibrateStart runs during detection, before the counter state is
-// published: the first calibration, waiting up to 1 ms when the hardware
-// publishes no frequency.
-func calibrateStart(p probe) {
-	cal.Lock()
-	defer cal.Unlock()
-	cal.useAlt = p.useAlt
-	t0, n0 := sampleAgainst(monoNow)
-	cal.anchorTicks, cal.anchorNs = t0, n0
-	var nsScale, tkScale Scale
-	ok := false
-	if p.freqHz != 0 {
-		ns, ok1 := NanosPerTick(p.freqHz)
-		tk, ok2 := TicksPerNano(p.freqHz)
-		if ok1 && ok2 {
-			nsScale, tkScale, ok = ns, tk, true
-			cal.origin, cal.baselineNs = p.freqOrigin, publishedEquivNs
-		}
-	}
-	if !ok {
-		start := time.Now()
-		waitUntil(n0 + minBaselineNs)
-		t1, n1 := sampleAgainst(monoNow)
-		cal.initWait = time.Since(start)
-		dt, dn := t1-t0, uint64(n1-n0)
-		nsScale, _ = FromRatio(dn, dt)
-		tkScale, _ = FromRatio(dt, dn)
-		cal.origin, cal.baselineNs = OriginMeasured, int64(dn)
-	}
-	cal.ticksPerNs = tkScale
-	first := &params{baseTicks: t0, baseNs: n0, scale: nsScale}
-	first.setNextCheck(schedule(readCounter(), minBaselineNs))
-	cur.Store(first)
-}
-
-// schedule returns the counter value of the next refinement check.
-func schedule(now uint64, waitNs int64) uint64 {
-	waitNs = max(minBaselineNs, min(waitNs, maxCheckPeriodNs))
-	return now + cal.ticksPerNs.ApplySaturating(uint64(waitNs))
-}
-
-// refine runs on the read path when a check is due, one goroutine at a time;
-// it reports false when another goroutine is already refining.
-func refine() bool {
-	if !refining.CompareAndSwap(false, true) {
-		return false
-	}
-	defer refining.Store(false)
-	cal.Lock()
-	defer cal.Unlock()
-	refineLocked(false)
-	return true
-}
-
-func refineLocked(force bool) {
-	old := cur.Load()
-	if force {
-		waitUntil(cal.anchorNs + minBaselineNs)
-	}
-	t1, n1 := sampleAgainst(monoNow)
-	measure := func(t0 uint64, n0 int64) (Scale, Scale, bool) {
-		if t1 <= t0 || n1 <= n0 {
-			return Scale{}, Scale{}, false
-		}
-		dt, dn := t1-t0, uint64(n1-n0)
-		ns, ok1 := WithShift(dn, dt, old.scale.Shift)
-		tk, ok2 := WithShift(dt, dn, cal.ticksPerNs.Shift)
-		return ns, tk, ok1 && ok2
-	}
-	ns, tk, ok := measure(cal.anchorTicks, cal.anchorNs)
-	// After two rejections in a row, the rate in use is the suspect.
-	if ok && cal.rejected < 2 {
-		diff := int64(ns.Mult - old.scale.Mult)
-		if diff < 0 {
-			diff = -diff
-		}
-		ok = uint64(diff) <= old.scale.Mult>>sanityShift
-	}
-	if ok {
-		cal.rejected = 0
+	if haveOffset {
+		best.real = clampUnix(int64(best.mono), offset)
 	} else {
-		// The anchor no longer describes the counter (suspend, migration).
-		cal.rejected++
-		cal.anchorTicks, cal.anchorNs = t1, n1
-		if force {
-			waitUntil(n1 + minBaselineNs)
-			t1, n1 = sampleAgainst(monoNow)
-			ns, tk, ok = measure(cal.anchorTicks, cal.anchorNs)
-		}
+		best.real = c.real()
 	}
-	baseline := n1 - cal.anchorNs
-	next := *old
-	if ok && (force || (baseline >= minBaselineNs && baseline >= min(cal.baselineNs, maxCheckPeriodNs))) {
-		// Continue the old conversion from a fresh counter value, or from
-		// the old params' end when that is later (a forced recalibration).
-		next = old.rebased(max(readCounter(), old.nextCheck), ns)
-		cal.ticksPerNs = tk
-		cal.baselineNs, cal.origin = baseline, OriginMeasured
-		cal.refinements++
-	}
-	if baseline >= rollNs {
-		cal.anchorTicks, cal.anchorNs = t1, n1
-	}
-	next.setNextCheck(schedule(t1, baseline))
-	cur.Store(&next)
+	return best
 }
 
-// Recalibrate measures the counter rate against the OS clock now instead of
-// at the next scheduled refinement (fastnow refines by itself; call this
-// after a resume from suspend or a VM migration). It may wait up to about a
-// millisecond. It returns the updated Source().
-func Recalibrate() Info {
-	if ensureDecided() == stateCounter {
-		cal.Lock()
-		refineLocked(true)
-		cal.Unlock()
+// clampUnix returns a+b clamped to [0, MaxInt64], for a >= 0.
+func clampUnix(a, b int64) uint64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a: // overflowed
+		return maxUnixNano
+	case s < 0:
+		return 0
 	}
+	return uint64(s)
+}
+
+// slopeBetween is the rate between two samples, as a line slope.
+func slopeBetween(a, b *sample) (uint64, bool) {
+	if b.ticks <= a.ticks || b.mono <= a.mono {
+		return 0, false
+	}
+	return Slope(b.mono-a.mono, b.ticks-a.ticks)
+}
+
+// window holds the samples of the current rate window, oldest first: the
+// newest sample at least a window old (the start of the next measurement),
+// then samples at least an eighth of a window apart, so a dozen slots
+// always suffice.
+type window struct {
+	points [windowSlots]sample
+	n      int
+}
+
+func (w *window) clear() { w.n = 0 }
+
+func (w *window) first() (sample, bool) { return w.points[0], w.n > 0 }
+
+// push adds a sample (unless it follows the last one too closely) and drops
+// those no longer needed: everything before the newest sample at least a
+// window old.
+func (w *window) push(s sample) {
+	if w.n > 0 && satSub(s.mono, w.points[w.n-1].mono) < windowNs/8 {
+		return
+	}
+	keep := 0
+	for i := w.n - 1; i >= 0; i-- {
+		if satSub(s.mono, w.points[i].mono) >= windowNs {
+			keep = i
+			break
+		}
+	}
+	w.n = copy(w.points[:], w.points[keep:w.n])
+	if w.n == len(w.points) {
+		w.n = copy(w.points[:], w.points[1:w.n])
+	}
+	w.points[w.n] = s
+	w.n++
+}
+
+// startFor returns where a window ending at s starts: the newest sample at
+// least windowNs before it, else the oldest kept.
+func (w *window) startFor(s *sample) (sample, bool) {
+	for i := w.n - 1; i >= 0; i-- {
+		if satSub(s.mono, w.points[i].mono) >= windowNs {
+			return w.points[i], true
+		}
+	}
+	return w.points[0], w.n > 0
+}
+
+// judge decides what to make of a measured slope, given the one in use and
+// the last suspect one (0: none): accept it (held to the 7/8 floor), or
+// set it aside as suspect.
+func judge(inUse, measured, suspect uint64) (slope uint64, accept bool) {
+	near := func(a, b uint64) bool { return absDiff(a, b) <= b>>suspectShift }
+	if near(measured, inUse) || (suspect != 0 && near(measured, suspect)) {
+		return max(measured, floor(inUse)), true
+	}
+	return measured, false
+}
+
+// floor is the smallest slope a new piece may have after one with slope
+// inUse: 7/8 of it.
+func floor(inUse uint64) uint64 { return inUse - inUse>>3 }
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+func satAdd(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
+}
+
+func satSub(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return 0
+}
+
+// Recalibrate re-measures the counter's rate over a fresh window, now, and
+// returns the updated Source(). fastnow measures the rate continuously
+// (over the most recent second), so most programs never need it; call it
+// after an event that may have changed the counter's relation to the
+// kernel's clock, such as a resume from suspend or a live migration. It
+// restarts the measurement with a one-millisecond window (taking about a
+// millisecond, without holding anything readers wait for) and lets windows
+// grow again. With the OS clock it does nothing.
+func Recalibrate() Info {
+	proc.recalibrate()
 	return Source()
 }

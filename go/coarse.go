@@ -8,13 +8,23 @@ import (
 	"time"
 )
 
-// The coarse tier: the time of the last refresh, for one atomic load. Kept
-// fresh by an upkeep goroutine — started by the first Recent* call (never in
-// init) unless SetAutoUpkeep(false), or explicitly with StartUpkeep — or by
-// Refresh, for event loops that refresh once per iteration. Cached values
-// are readings already taken, so they are never ahead of real time; while
-// upkeep runs they are at most one resolution plus scheduling delay old.
-// Without upkeep they stay at the last Refresh (the first read refreshes).
+// The coarse tier (spec/SEMANTICS.md, "Coarse tier"): the time of the last
+// refresh, for one atomic load. Kept fresh by an upkeep goroutine (started
+// by the first Recent* call, never at import, unless SetAutoUpkeep(false);
+// or explicitly with StartUpkeep) or by Refresh, for event loops that
+// refresh once per iteration. While upkeep runs it also does the precise and
+// wall tiers' state updates (rate measurements, wall re-anchoring, the
+// kernel clocksource check), so readers only load, and on Linux the kernel
+// wakes it when the system clock is set, so the wall tier follows a step
+// within milliseconds. Without upkeep the values stay at the last Refresh
+// (the first read in the process refreshes, so they are never unset).
+//
+// Never ahead of real time: a cached value is a reading already taken (the
+// cached Nanotime is a MonotonicNanotime reading), so MonotonicNanotime and
+// OrderedNanotime read after RecentNanotime returned, on any goroutine that
+// observed it, are at least RecentNanotime(). A plain Nanotime read is not
+// ordered after the load and may come out earlier by the CPU's speculation
+// window.
 
 type paddedInt64 struct {
 	_ [64]byte
@@ -27,7 +37,8 @@ var recentUnix, recentNanotime paddedInt64
 // DefaultResolution is the upkeep period used by auto-start.
 const DefaultResolution = time.Millisecond
 
-// RecentUnixNano returns the Unix nanoseconds of the last refresh.
+// RecentUnixNano returns the Unix nanoseconds of the last refresh (one
+// atomic load).
 func RecentUnixNano() int64 {
 	if v := recentUnix.v.Load(); v != 0 {
 		return v
@@ -35,7 +46,9 @@ func RecentUnixNano() int64 {
 	return firstUse(&recentUnix)
 }
 
-// RecentNanotime returns the Nanotime of the last refresh.
+// RecentNanotime returns the Nanotime of the last refresh (one atomic load).
+// MonotonicNanotime and OrderedNanotime read after it returned are at least
+// its value, on any goroutine that observed it.
 func RecentNanotime() int64 {
 	if v := recentNanotime.v.Load(); v != 0 {
 		return v
@@ -46,10 +59,11 @@ func RecentNanotime() int64 {
 // Recent returns the Instant of the last refresh.
 func Recent() Instant { return Instant{RecentNanotime()} }
 
-// Refresh reads the clocks into the cache and returns the new Nanotime.
-// The cached Nanotime keeps the largest value stored, so it never goes back.
+// Refresh reads the clocks into the cache and returns the new Nanotime: a
+// MonotonicNanotime reading and the wall tier. The cached Nanotime keeps the
+// largest value stored, so it never goes back.
 func Refresh() int64 {
-	n := Nanotime()
+	n := max(MonotonicNanotime(), 1) // never 0, the "unset" value
 	for {
 		seen := recentNanotime.v.Load()
 		if n <= seen {
@@ -79,13 +93,13 @@ type upkeeper struct {
 	stop, done chan struct{}
 }
 
-// firstUse fills the cache on the first read and starts auto upkeep.
+// firstUse fills the cache on the first read and starts auto upkeep. It
+// always refreshes: a value another goroutine's refresh has not stored yet
+// must not be read as unset or as 1970.
 //
 //go:noinline
 func firstUse(cached *paddedInt64) int64 {
-	if recentNanotime.v.Load() == 0 {
-		Refresh()
-	}
+	Refresh()
 	if !noAutoUpkeep.Swap(true) {
 		_ = StartUpkeep(DefaultResolution) // already running is fine
 	}
@@ -96,7 +110,8 @@ func firstUse(cached *paddedInt64) int64 {
 var ErrUpkeepRunning = errors.New("fastnow: upkeep already running; call StopUpkeep first")
 
 // StartUpkeep starts the goroutine that refreshes the coarse tier every
-// resolution (which must be positive).
+// resolution (which must be positive) and does the precise and wall tiers'
+// state updates.
 func StartUpkeep(resolution time.Duration) error {
 	if resolution <= 0 {
 		return fmt.Errorf("fastnow: upkeep resolution must be positive, got %v", resolution)
@@ -108,6 +123,7 @@ func StartUpkeep(resolution time.Duration) error {
 	}
 	Refresh()
 	u := &upkeeper{resolution: resolution, stop: make(chan struct{}), done: make(chan struct{})}
+	proc.setUpkeep(true)
 	go u.run()
 	upkeep = u
 	return nil
@@ -115,30 +131,54 @@ func StartUpkeep(resolution time.Duration) error {
 
 func (u *upkeeper) run() {
 	defer close(u.done)
-	tick := time.NewTicker(u.resolution)
-	defer tick.Stop()
+	watch := newClockWatch() // nil where the kernel cannot tell
+	var clockSet <-chan struct{}
+	if watch != nil {
+		defer watch.close()
+		clockSet = watch.changed
+	}
+	timer := time.NewTimer(u.resolution)
+	defer timer.Stop()
+	wasSet := false
 	for {
+		Refresh()
+		next := proc.upkeepTurn(wasSet)
+		if wasSet {
+			Refresh() // the cached Unix time follows the step at once
+		}
+		// Until the next refresh, or the next state update if sooner.
+		sleep := u.resolution
+		if now := proc.clocks.mono(); next <= now {
+			sleep = 0
+		} else if d := next - now; d < uint64(sleep) {
+			sleep = time.Duration(d)
+		}
+		timer.Reset(sleep)
+		wasSet = false
 		select {
 		case <-u.stop:
 			return
-		case <-tick.C:
-			Refresh()
+		case <-timer.C:
+		case <-clockSet:
+			wasSet = true
 		}
 	}
 }
 
 // StopUpkeep stops the upkeep goroutine and waits for it to exit; it
-// reports whether one was running. Cached values then stay as last refreshed.
+// reports whether one was running. Cached values then stay as last
+// refreshed, and readers do the state updates again.
 func StopUpkeep() bool {
 	upkeepMu.Lock()
+	defer upkeepMu.Unlock()
 	u := upkeep
-	upkeep = nil
-	upkeepMu.Unlock()
 	if u == nil {
 		return false
 	}
+	upkeep = nil
 	close(u.stop)
 	<-u.done
+	proc.setUpkeep(false)
 	return true
 }
 

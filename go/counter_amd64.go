@@ -4,9 +4,16 @@ package fastnow
 
 import "github.com/fastnow/fastnow/go/internal/counter"
 
-// nanotimeCounter is Nanotime (counter_amd64.s): one call from the caller's
-// code, where a Go function around RDTSC would be two.
+// nanotimeCounter is Nanotime, orderedNanotimeCounter OrderedNanotime and
+// unixNanoCounter UnixNano (counter_amd64.s): one call each from the
+// caller's code, where a Go function around RDTSC would be two.
 func nanotimeCounter() int64
+func orderedNanotimeCounter() int64
+func unixNanoCounter() int64
+
+// asmLayout returns the go_asm.h offsets the assembly reads, for the test
+// that holds them to the Go layout.
+func asmLayout() (stateField, takeover, span, lineOffset, lineSlope, wallOffset, wallSlope, wallDeadline uintptr)
 
 func readCounter() uint64 { return counter.Rdtsc() }
 
@@ -72,6 +79,3 @@ func trimNUL(b []byte) string {
 	}
 	return string(b)
 }
-
-// kernelCounterName is the Linux clocksource name of this counter.
-const kernelCounterName = "tsc"

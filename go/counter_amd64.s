@@ -1,41 +1,114 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// func nanotimeCounter() int64
-// Nanotime in one call: the state check, RDTSC, and params.inRange's
-// multiply and shift (nanotime_generic.go is the same in Go, and the tests
-// hold this to it). Anything off the fast path (not the counter, or a value
-// outside [baseTicks, baseTicks+span)) tail-calls nanotimeSlowCounter.
+// The read fast paths of Nanotime, OrderedNanotime and UnixNano, one call
+// each
+// (nanotime_generic.go is the same in Go, and the tests hold these to it).
 //
-// Reasoning: state and cur are read with plain MOVs, which on amd64 are the
-// atomic loads sync/atomic performs (the tests check that their value
-// word is at offset 0). cur is non-nil whenever state is stateCounter (it is
-// stored first). Within the span the product shifted fits in 64 bits. For
-// shift >= 64 the hardware masks the count to 6 bits, giving shift-64 (shift
-// is at most 96). Touches no memory but those loads and the result slot.
+// Reasoning: proc.state is an atomic.Pointer[state] whose only word is the
+// pointer (the tests check its size and the offsets below), and a plain MOVQ
+// is the atomic load sync/atomic performs on amd64. A published state is
+// immutable, so every field read through the pointer belongs to that one
+// state. A nil pointer (nothing published yet) and a zero span or deadline
+// (the OS source, or a wall line that must not be used) go to the slow path
+// before the counter is read. LineShift is 64 on amd64, so a line's value
+// at t is offset + the high half of t * slope: MULQ leaves it in DX. The
+// addition wraps, as Line.At does. Anything off the fast path tail-calls
+// the Go slow path, which writes the result slot of this frame.
+
+// func nanotimeCounter() int64
+// takeover <= t < trigger, as one unsigned compare: t - takeover < span.
 TEXT ·nanotimeCounter(SB), NOSPLIT, $0-8
-	MOVL ·state(SB), AX
-	CMPL AX, $const_stateCounter
-	JNE  slow
-	MOVQ ·cur(SB), SI
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_span(SI), CX
+	TESTQ CX, CX
+	JZ    slow
 	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	SUBQ params_baseTicks(SI), AX
-	CMPQ AX, params_span(SI)
-	JAE  slow
-	MOVL (params_scale+Scale_Shift)(SI), CX
-	MULQ (params_scale+Scale_Mult)(SI) // DX:AX = (t - baseTicks) * mult
-	CMPL CX, $64
-	JB   short
-	SHRQ CX, DX
-	MOVQ DX, AX
-	JMP  done
-short:
-	SHRQ CX, DX, AX // AX = (DX:AX) >> CL
-done:
-	ADDQ params_baseNs(SI), AX
-	MOVQ AX, ret+0(FP)
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	MOVQ  AX, BX
+	SUBQ  state_takeover(SI), BX
+	CMPQ  BX, CX
+	JAE   slow                         // outside [takeover, trigger)
+	MULQ  (state_line+Line_Slope)(SI)  // DX = (t * slope) >> 64
+	ADDQ  (state_line+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
 	RET
 slow:
-	JMP ·nanotimeSlowCounter(SB)
+	JMP ·nanotimeSlow(SB)
+
+// func orderedNanotimeCounter() int64
+// nanotimeCounter with the ordered read: RDTSCP, or LFENCE;RDTSC where
+// orderedAlt says RDTSCP is missing (both wait for every earlier load).
+// RDTSCP writes ECX, so span is kept in R8.
+TEXT ·orderedNanotimeCounter(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_span(SI), R8
+	TESTQ R8, R8
+	JZ    slow
+	CMPB  ·orderedAlt(SB), $0
+	JNE   alt
+	RDTSCP
+	JMP   read
+alt:
+	LFENCE
+	RDTSC
+read:
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	MOVQ  AX, BX
+	SUBQ  state_takeover(SI), BX
+	CMPQ  BX, R8
+	JAE   slow                         // outside [takeover, trigger)
+	MULQ  (state_line+Line_Slope)(SI)
+	ADDQ  (state_line+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·orderedNanotimeSlow(SB)
+
+// func unixNanoCounter() int64
+// t < wallDeadline; wall values lie within [0, MaxInt64] there (the line is
+// published only well inside that range).
+TEXT ·unixNanoCounter(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_wallDeadline(SI), CX
+	TESTQ CX, CX
+	JZ    slow
+	RDTSC
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	CMPQ  AX, CX
+	JAE   slow                         // at or past the deadline
+	MULQ  (state_wall+Line_Slope)(SI)
+	ADDQ  (state_wall+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·unixNanoSlow(SB)
+
+// func asmLayout() (stateField, takeover, span, lineOffset, lineSlope, wallOffset, wallSlope, wallDeadline uintptr)
+TEXT ·asmLayout(SB), NOSPLIT, $0-64
+	MOVQ $timekeeper_state, AX
+	MOVQ AX, stateField+0(FP)
+	MOVQ $state_takeover, AX
+	MOVQ AX, takeover+8(FP)
+	MOVQ $state_span, AX
+	MOVQ AX, span+16(FP)
+	MOVQ $(state_line+Line_Offset), AX
+	MOVQ AX, lineOffset+24(FP)
+	MOVQ $(state_line+Line_Slope), AX
+	MOVQ AX, lineSlope+32(FP)
+	MOVQ $(state_wall+Line_Offset), AX
+	MOVQ AX, wallOffset+40(FP)
+	MOVQ $(state_wall+Line_Slope), AX
+	MOVQ AX, wallSlope+48(FP)
+	MOVQ $state_wallDeadline, AX
+	MOVQ AX, wallDeadline+56(FP)
+	RET

@@ -15,8 +15,8 @@ func probeCounter() probe {
 	p := probe{
 		counter:        "CNTVCT_EL0",
 		invariant:      true,
-		orderedRead:    "ISB;MRS CNTVCT_EL0",
-		orderedReadAlt: "ISB;MRS CNTVCT_EL0",
+		orderedRead:    "ISB;MRS CNTVCT_EL0;dependent load",
+		orderedReadAlt: "ISB;MRS CNTVCT_EL0;dependent load",
 		disabled:       hz == 0,
 	}
 	if hz != 0 {
@@ -24,7 +24,3 @@ func probeCounter() probe {
 	}
 	return p
 }
-
-// The Arm counter is not checked against the kernel's clocksource (under
-// qemu-user, sysfs describes the host).
-const kernelCounterName = ""

@@ -3,11 +3,14 @@ package fastnow
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
+
+// Deciding which source the precise clocks read, and telling the caller why
+// (spec/SEMANTICS.md, "Sources"): at the first reading, and again whenever
+// the kernel changes its mind.
 
 // How the frequency in use was obtained (Info.FreqOrigin).
 const (
@@ -16,17 +19,32 @@ const (
 	OriginRegister   = "register"   // CNTFRQ_EL0
 	OriginMeasured   = "measured"   // against CLOCK_MONOTONIC
 	OriginOS         = "os"         // the OS clock counts nanoseconds
+	// OriginPending: the counter is chosen but not in use yet (a process's
+	// first millisecond reads the OS clock while the rate is measured).
+	// Source waits the warm-up out, so it never reports it.
+	OriginPending = "pending"
 )
 
-// Why the OS clock is used (Info.Fallback); empty when the counter is.
+// Why the OS clock is used (Info.Fallback); empty when the counter is. A
+// kernel clocksource other than the counter gives a reason of its own,
+// naming it (see FallbackKernelClocksource).
 const (
-	FallbackNoCounter    = "this platform has no counter backend"
-	FallbackNotInvariant = "the counter is not invariant (its rate follows CPU frequency)"
-	FallbackDisabled     = "the counter cannot be read in this process"
-	FallbackStalled      = "the counter did not advance"
-	FallbackForced       = "FASTNOW_CLOCK=os"
-	FallbackTimeTag      = "built with the fastnow_time tag: every read goes through package time"
+	FallbackNoCounter          = "this platform has no counter backend"
+	FallbackNotInvariant       = "the counter is not invariant (its rate follows CPU frequency)"
+	FallbackClocksourceUnknown = "the kernel's clocksource could not be read, so nothing vouches for the counter (set FASTNOW_CLOCK=counter to use it anyway)"
+	FallbackDisabled           = "the counter cannot be read in this process"
+	FallbackStalled            = "the counter did not advance"
+	FallbackTooSlow            = "the counter is too slow for fastnow's fixed-point conversion"
+	FallbackForced             = "FASTNOW_CLOCK=os"
+	FallbackTimeTag            = "built with the fastnow_time tag: every read goes through package time"
 )
+
+// FallbackKernelClocksource is the fallback reason when the Linux kernel's
+// clocksource is name rather than the counter: at detection, or at run time
+// when the kernel demotes the counter (Info.DemotedAt then says when).
+func FallbackKernelClocksource(name string) string {
+	return "the kernel's clocksource is " + name + ", not the counter (set FASTNOW_CLOCK=counter to override)"
+}
 
 // What FASTNOW_CLOCK said (Info.EnvOverride).
 const (
@@ -43,16 +61,19 @@ type Info struct {
 	OrderedRead     string        // the instruction sequence behind OrderedNanotime
 	FreqHz          uint64        // ticks per second in use (1e9 for the OS clock)
 	FreqOrigin      string        // one of the Origin constants
-	Baseline        time.Duration // interval FreqHz was measured over (OriginMeasured)
-	CalibrationWait time.Duration // time the first reading spent calibrating
-	Refinements     int           // refinements since start-up
+	PublishedFreqHz uint64        // the frequency the hardware published, 0 if none
+	Baseline        time.Duration // window the rate in use was measured over (OriginMeasured)
+	CalibrationWait time.Duration // how long the process read the OS clock before the counter took over (the warm-up)
+	Refinements     int           // rate measurements since start-up
 	Fallback        string        // why the OS clock is used; "" when the counter is
+	DemotedAt       time.Time     // when the kernel's verdict moved the clocks to the OS clock at run time; zero if it did not
 	EnvOverride     string        // one of the Env constants
 	EnvValue        string        // the raw FASTNOW_CLOCK value when it was invalid
-	Clocksource     string        // the Linux kernel's current clocksource, if readable
+	Clocksource     string        // the Linux kernel's clocksource at the last check (Linux amd64)
 	Invariant       bool          // the counter ticks at a constant rate
 	Hypervisor      string        // hypervisor signature, e.g. "KVMKVMKVM"
-	MonotonicMode   string        // MonotonicNanotime's strategy now: "high-water" or "ordered"
+	MonotonicMode   string        // MonotonicNanotime's strategy: "high-water", "ordered", or "undecided" before its first reading
+	Upkeep          bool          // the upkeep goroutine does the state updates (readers only load)
 }
 
 // String summarises the decision in one line, for logs.
@@ -60,15 +81,24 @@ func (i Info) String() string {
 	var b strings.Builder
 	if i.Source == "counter" {
 		fmt.Fprintf(&b, "counter %s at %d Hz (%s", i.Counter, i.FreqHz, i.FreqOrigin)
-		if i.Baseline > 0 {
-			fmt.Fprintf(&b, " over %v", i.Baseline)
-		}
-		fmt.Fprintf(&b, "); MonotonicNanotime: %s", i.MonotonicMode)
 	} else {
-		b.WriteString("OS clock (time package)")
+		b.WriteString("OS clock (CLOCK_MONOTONIC")
+	}
+	if i.Baseline > 0 {
+		fmt.Fprintf(&b, " over %v", i.Baseline)
+	}
+	b.WriteString(")")
+	if i.Source == "counter" {
+		fmt.Fprintf(&b, "; MonotonicNanotime: %s", i.MonotonicMode)
 	}
 	if i.Fallback != "" {
 		fmt.Fprintf(&b, "; fallback: %s", i.Fallback)
+	}
+	if !i.DemotedAt.IsZero() {
+		fmt.Fprintf(&b, " (since %s)", i.DemotedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if i.Hypervisor != "" {
+		fmt.Fprintf(&b, "; hypervisor %s", i.Hypervisor)
 	}
 	if i.EnvOverride == EnvInvalid {
 		fmt.Fprintf(&b, "; FASTNOW_CLOCK=%q ignored (valid values: counter, os)", i.EnvValue)
@@ -87,23 +117,105 @@ type probe struct {
 	disabled                    bool
 }
 
-// parseEnv interprets a FASTNOW_CLOCK value (case and surrounding space ignored).
+// parseEnv interprets a FASTNOW_CLOCK value: ASCII white space around it
+// (space, tab, line feed, vertical tab, form feed, carriage return, nothing
+// else) and ASCII case are ignored, byte by byte, with no Unicode rules
+// (spec/vectors/env.json).
 func parseEnv(v string) string {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "":
-		return EnvUnset
-	case "counter":
-		return EnvCounter
-	case "os":
-		return EnvOS
-	default:
-		return EnvInvalid
+	isSpace := func(c byte) bool {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 	}
+	i, j := 0, len(v)
+	for i < j && isSpace(v[i]) {
+		i++
+	}
+	for j > i && isSpace(v[j-1]) {
+		j--
+	}
+	switch w := v[i:j]; {
+	case w == "":
+		return EnvUnset
+	case asciiEqualFold(w, "counter"):
+		return EnvCounter
+	case asciiEqualFold(w, "os"):
+		return EnvOS
+	}
+	return EnvInvalid
 }
 
-// decide applies the shared rules (spec/SEMANTICS.md, "Sources") in order;
-// it returns the fallback reason, or "" for the counter.
-func decide(p probe, clocksource, env string) string {
+// asciiEqualFold reports whether s equals the lower-case ASCII word lower,
+// ignoring ASCII case only.
+func asciiEqualFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// What the kernel says about the counter.
+type verdictKind int
+
+const (
+	verdictNotApplicable verdictKind = iota // no kernel verdict on this platform
+	verdictNamed                            // the kernel's clocksource is name
+	verdictUnreadable                       // there should be a verdict, but it could not be read
+)
+
+type verdict struct {
+	kind verdictKind
+	name string
+}
+
+// fallback is the fallback reason this verdict calls for, if any, where
+// kernelName is the kernel's name for the counter ("" where not checked).
+func (v verdict) fallback(kernelName string) string {
+	switch {
+	case kernelName == "":
+		return ""
+	case v.kind == verdictNamed && v.name != kernelName:
+		return FallbackKernelClocksource(v.name)
+	case v.kind == verdictUnreadable:
+		return FallbackClocksourceUnknown
+	}
+	return ""
+}
+
+// decision is the outcome of detection.
+type decision struct {
+	probe       probe
+	clocksource string // the kernel's clocksource at the last check
+	env, raw    string // what FASTNOW_CLOCK said, and its raw value
+	fallback    string // why the OS clock is used; "" for the counter
+	kernelName  string // the kernel's name for the counter, "" where not checked
+}
+
+// followsKernel reports whether the run-time re-check applies: the counter
+// is in use because the kernel vouched for it (not by override).
+func (d *decision) followsKernel() bool {
+	return d.fallback == "" && d.env != EnvCounter && d.kernelName != ""
+}
+
+// recheck returns the fallback a fresh kernel verdict calls for, if the
+// counter is in use because the kernel vouched for it.
+func (d *decision) recheck(v verdict) string {
+	if !d.followsKernel() {
+		return ""
+	}
+	return v.fallback(d.kernelName)
+}
+
+// decide applies the rules in order; it returns the fallback reason, or ""
+// for the counter. Pure, so every rule is tested.
+func decide(p probe, v verdict, env, kernelName string) string {
 	switch {
 	case env == EnvOS:
 		return FallbackForced
@@ -115,60 +227,88 @@ func decide(p probe, clocksource, env string) string {
 		return ""
 	case !p.invariant:
 		return FallbackNotInvariant
-	case clocksource != "" && kernelCounterName != "" && clocksource != kernelCounterName:
-		return "the kernel's clocksource is " + clocksource + ", not the counter (set FASTNOW_CLOCK=counter to override)"
 	}
-	return ""
+	return v.fallback(kernelName)
 }
 
-const (
-	stateUndecided uint32 = iota
-	stateCounter
-	stateOS
-)
-
-// state is all the hot path reads to know the source.
-var state atomic.Uint32
-
-var (
-	detectOnce sync.Once
-	decided    struct {
-		probe       probe
-		clocksource string
-		env, raw    string
-		fallback    string
+// plausibleClocksource reports whether b looks like what the kernel writes
+// in current_clocksource: a name of [a-z0-9_-], then a line feed.
+func plausibleClocksource(b []byte) bool {
+	n := len(b)
+	if n > 0 && b[n-1] == '\n' {
+		n--
 	}
-)
-
-// ensureDecided runs detection (and the first calibration) once.
-func ensureDecided() uint32 {
-	detectOnce.Do(runDetection)
-	return state.Load()
+	if n == 0 || n > 24 {
+		return false
+	}
+	for _, c := range b[:n] {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
-func runDetection() {
+// machine is the clocks of this machine, for proc. Its fields are touched
+// only under proc.mu.
+type machine struct {
+	cs clocksourceFile
+}
+
+var theMachine machine
+
+// orderedAlt selects LFENCE;RDTSC over RDTSCP for ordered reads; set by
+// detection before the first state is published, read after loading one.
+var orderedAlt bool
+
+func (*machine) counter() uint64        { return readCounter() }
+func (*machine) counterOrdered() uint64 { return readCounterOrdered(orderedAlt) }
+func (*machine) mono() uint64           { return uint64(monoNow()) }
+func (*machine) real() uint64           { return realNow() }
+
+func (m *machine) verdict() verdict {
+	if kernelCounterName == "" {
+		return verdict{kind: verdictNotApplicable}
+	}
+	return m.cs.read()
+}
+
+func (*machine) waitMono(until uint64) {
+	for {
+		now := uint64(monoNow())
+		if now >= until {
+			return
+		}
+		if d := until - now; d > 50_000 {
+			time.Sleep(time.Duration(d))
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (m *machine) observe() decision {
 	p := probeCounter()
-	cs := readClocksource()
 	raw := os.Getenv("FASTNOW_CLOCK")
 	env := parseEnv(raw)
-	fallback := decide(p, cs, env)
+	v := verdict{kind: verdictNotApplicable}
+	if p.counter != "" {
+		v = m.verdict()
+	}
+	fallback := decide(p, v, env, kernelCounterName)
 	if forcedTimePackage {
 		fallback = FallbackTimeTag
 	}
 	if fallback == "" && !counterAdvances() {
 		fallback = FallbackStalled
 	}
-	decided.probe, decided.clocksource, decided.env, decided.raw, decided.fallback = p, cs, env, raw, fallback
-	if fallback != "" {
-		startMonotonic(false, false)
-		state.Store(stateOS)
-		return
-	}
-	calibrateStart(p)
-	startMonotonic(true, p.useAlt)
-	state.Store(stateCounter)
+	orderedAlt = p.useAlt
+	return decision{probe: p, clocksource: v.name, env: env, raw: raw, fallback: fallback, kernelName: kernelCounterName}
 }
 
+// counterAdvances checks the counter ticks across a few OS clock reads: one
+// that never moves (a broken hypervisor, a frozen emulator) would give
+// readings that never advance.
 func counterAdvances() bool {
 	first := readCounter()
 	for i := 0; i < 64; i++ {
@@ -180,54 +320,24 @@ func counterAdvances() bool {
 	return false
 }
 
-func readClocksource() string {
-	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// Supported reports whether the counter (rather than the OS clock) is in use.
-func Supported() bool { return ensureDecided() == stateCounter }
+// Supported reports whether the counter is, or is about to be, the source
+// of the precise clocks (during a process's first millisecond they read the
+// OS clock while the counter's rate is measured).
+func Supported() bool { return proc.counterChosen() }
 
 // Source describes the clock in use and why; it runs detection if nothing
-// has read the clock yet. Not meant for the hot path.
+// has read the clock yet, and waits out the rest of the process's first
+// millisecond if the counter's rate is still being measured, so that what it
+// reports is the rate in use. Not meant for the hot path.
 func Source() Info {
-	st := ensureDecided()
-	d := &decided
-	info := Info{
-		Counter:     d.probe.counter,
-		Fallback:    d.fallback,
-		EnvOverride: d.env,
-		Clocksource: d.clocksource,
-		Invariant:   d.probe.invariant,
-		Hypervisor:  d.probe.hypervisor,
-	}
-	if d.env == EnvInvalid {
-		info.EnvValue = d.raw
-	}
-	info.MonotonicMode = "high-water"
-	if monoMode.Load() == monoOrdered {
+	info := proc.info()
+	switch monoMode.Load() {
+	case monoHighWater:
+		info.MonotonicMode = "high-water"
+	case monoOrdered:
 		info.MonotonicMode = "ordered"
+	default:
+		info.MonotonicMode = "undecided"
 	}
-	if st != stateCounter {
-		info.Source, info.OrderedRead, info.FreqHz, info.FreqOrigin = "os", "time.Since", 1_000_000_000, OriginOS
-		return info
-	}
-	info.Source = "counter"
-	info.OrderedRead = d.probe.orderedRead
-	if d.probe.useAlt {
-		info.OrderedRead = d.probe.orderedReadAlt
-	}
-	cal.Lock()
-	defer cal.Unlock()
-	info.FreqHz = cur.Load().scale.impliedFreqHz()
-	info.FreqOrigin = cal.origin
-	if cal.origin == OriginMeasured {
-		info.Baseline = time.Duration(cal.baselineNs)
-	}
-	info.CalibrationWait = cal.initWait
-	info.Refinements = cal.refinements
 	return info
 }

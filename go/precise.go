@@ -1,85 +1,52 @@
 package fastnow
 
 import (
-	"math/bits"
-	"runtime"
 	"sync/atomic"
 	"time"
 )
 
-// Nanotime returns monotonic nanoseconds (since the package was loaded,
-// roughly) from the CPU counter: about a third of time.Since's cost.
+// Nanotime returns monotonic nanoseconds on the process's timeline (which
+// starts near zero when the package loads), from the CPU counter: about a
+// third of time.Since's cost.
 //
 // Guarantee: never decreases within a goroutine (the conversion is one
-// non-decreasing function of the counter, across calibration refinements:
-// see calibrate.go). Across goroutines, readings can be out of order by the
-// CPU's speculation window (microseconds); use MonotonicNanotime when a
-// later event must never get an earlier stamp.
+// non-decreasing function of the counter across every recalibration and
+// source switch: see timekeeper.go). Across goroutines, readings can be out
+// of order by the CPU's speculation window (microseconds); use
+// MonotonicNanotime when a later event must never get an earlier stamp.
 //
-// The first call in a process detects the counter and calibrates it, which
-// waits up to 1 ms when the CPU does not publish its frequency.
+// The first call in a process decides the source and publishes the first
+// state without waiting: it reads the OS clock until the counter's rate
+// has been measured (1 ms, or at once when the CPU publishes its frequency).
 func Nanotime() int64 { return nanotimeCounter() }
 
-// nanotimeSlowCounter is where nanotimeCounter's fast path gives up.
-func nanotimeSlowCounter() int64 { return nanotimeSlow(false) }
-
-// OrderedNanotime is Nanotime with the counter read only after every
-// earlier load has completed (RDTSCP or LFENCE;RDTSC; ISB on arm64), so it
-// is not earlier than anything an atomic load before it observed.
-func OrderedNanotime() int64 {
-	if state.Load() == stateCounter {
-		p := cur.Load()
-		if v, ok := p.inRange(readCounterOrdered(decided.probe.useAlt)); ok {
-			return v
-		}
-	}
-	return nanotimeSlow(true)
-}
-
-// inRange is the conversion's fast path, small enough to inline: one unsigned
-// compare covers both ends of the range (baseTicks <= t < nextCheck), and
-// within it the multiply and shift cannot overflow (see params.span).
-func (p *params) inRange(t uint64) (int64, bool) {
-	d := t - p.baseTicks
-	if d >= p.span {
-		return 0, false
-	}
-	hi, lo := bits.Mul64(d, p.scale.Mult)
-	if p.scale.Shift >= 64 {
-		return p.baseNs + int64(hi>>(p.scale.Shift-64)), true
-	}
-	return p.baseNs + int64(hi<<(64-p.scale.Shift)|lo>>p.scale.Shift), true
-}
-
-// convertSlow refines when a check is due and handles counter values from
-// before the base (read just before a concurrent re-base) or far beyond it.
+// nanotimeSlow is where Nanotime's fast path gives up.
 //
 //go:noinline
-func convertSlow(t uint64) int64 {
-	for {
-		p := cur.Load()
-		if t < p.nextCheck {
-			return p.at(t)
-		}
-		// Refine, or wait for the goroutine refining: converting t with the
-		// old params now could disagree with the params about to be
-		// published (see "one function" in calibrate.go).
-		if !refine() {
-			runtime.Gosched()
-		}
+func nanotimeSlow() int64 { return int64(proc.readSlow(0, false, false)) }
+
+// unixNanoSlow is where UnixNano's fast path gives up.
+//
+//go:noinline
+func unixNanoSlow() int64 {
+	s := proc.state.Load()
+	if s == nil || s.wallDeadline == 0 {
+		return int64(proc.unixSlow(0, false))
 	}
+	return int64(proc.unixSlow(readCounter(), true))
 }
 
+// OrderedNanotime is Nanotime with the counter read only after every
+// earlier load has completed (RDTSCP or LFENCE;RDTSC; on arm64 ISB, the
+// counter read and a load that depends on it, so that the read is also
+// complete before any later store), so it is not earlier than anything an
+// atomic load before it observed.
+func OrderedNanotime() int64 { return orderedNanotimeCounter() }
+
+// orderedNanotimeSlow is where OrderedNanotime's fast path gives up.
+//
 //go:noinline
-func nanotimeSlow(ordered bool) int64 {
-	if ensureDecided() != stateCounter {
-		return monoNow()
-	}
-	if ordered {
-		return convertSlow(readCounterOrdered(decided.probe.useAlt))
-	}
-	return convertSlow(readCounter())
-}
+func orderedNanotimeSlow() int64 { return int64(proc.readSlow(0, false, true)) }
 
 // MonotonicNanotime's two strategies, as in the Rust crate (whose
 // precise.rs explains the choice at length): a high-water mark that every
@@ -97,9 +64,11 @@ func nanotimeSlow(ordered bool) int64 {
 // value read before A returned; B's ordered read executes after its
 // earlier loads, so after A returned, and reads a larger counter value; the
 // conversion is one non-decreasing function of the counter value for every
-// goroutine (calibrate.go). So B >= A.
+// goroutine, across source switches too (timekeeper.go). So B >= A. (The
+// same holds on the OS clock, which the kernel keeps strictly monotonic.)
 const (
-	monoHighWater uint32 = iota
+	monoUndecided uint32 = iota
+	monoHighWater
 	monoOrdered
 )
 
@@ -124,20 +93,25 @@ var mark struct {
 // happens after reading A (in the Go memory model's sense), B >= A. It costs
 // the cheaper, on this core, of Nanotime plus a compare-and-swap on a shared
 // word and OrderedNanotime; once that word is contended it uses ordered reads
-// for good, which share nothing (Source().MonotonicMode says which).
+// for good, which share nothing (Source().MonotonicMode says which). The
+// first reading in a process times both (a few microseconds).
 func MonotonicNanotime() int64 {
-	if monoMode.Load() == monoOrdered {
+	switch monoMode.Load() {
+	case monoHighWater:
+		v := Nanotime()
+		seen := mark.v.Load()
+		if v <= seen {
+			return seen
+		}
+		if mark.v.CompareAndSwap(seen, v) {
+			return v
+		}
+		return monotonicContended(v)
+	case monoOrdered:
 		return OrderedNanotime()
 	}
-	v := Nanotime()
-	seen := mark.v.Load()
-	if v <= seen {
-		return seen
-	}
-	if mark.v.CompareAndSwap(seen, v) {
-		return v
-	}
-	return monotonicContended(v)
+	chooseStrategy()
+	return MonotonicNanotime()
 }
 
 //go:noinline
@@ -156,50 +130,62 @@ func monotonicContended(v int64) int64 {
 	}
 }
 
-// startMonotonic picks MonotonicNanotime's first strategy; detection calls it
-// before publishing the state. The OS clock is already strictly monotonic.
-func startMonotonic(counter bool, alt bool) {
-	if !counter || (!switchHeld.Load() && orderedReadsAreCheaper(cur.Load(), alt)) {
-		monoMode.Store(monoOrdered)
+// chooseStrategy picks MonotonicNanotime's strategy at its first reading:
+// the cheaper on this core, timed. The OS clock is already strictly
+// monotonic across goroutines, so it never needs the mark.
+//
+//go:noinline
+func chooseStrategy() {
+	chosen := monoOrdered
+	if proc.counterChosen() && (switchHeld.Load() || !orderedReadsAreCheaper()) {
+		chosen = monoHighWater
 	}
+	monoMode.CompareAndSwap(monoUndecided, chosen) // only the first decision counts
 }
 
-var probeSink int64
+var probeScratch struct {
+	_ [64]byte
+	v atomic.Uint64
+	_ [56]byte
+}
 
-// orderedReadsAreCheaper times, with the counter itself, three batches of 32
-// calls of each strategy's work (a conversion plus the mark's compare-and-swap,
-// or an ordered read and a conversion) and compares the fastest batches.
-func orderedReadsAreCheaper(p *params, alt bool) bool {
+// orderedReadsAreCheaper reports whether an ordered counter read costs
+// less, on this core, than a bare read plus the high-water mark's
+// compare-and-swap: the fastest of three batches of 32 calls each, timed
+// with ordered reads of the counter itself. A scratch word on a line of its
+// own stands in for the mark.
+func orderedReadsAreCheaper() bool {
 	const calls = 32
+	alt := orderedAlt
 	highWater, ordered := ^uint64(0), ^uint64(0)
 	for i := 0; i < 3; i++ {
 		t0 := readCounterOrdered(alt)
 		for j := 0; j < calls; j++ {
-			// The mark itself: the values are real conversions of current
-			// counter values, which is all its invariant asks.
-			if v, ok := p.inRange(readCounter()); ok {
-				if seen := mark.v.Load(); v > seen {
-					mark.v.CompareAndSwap(seen, v)
-				}
+			t := readCounter()
+			if seen := probeScratch.v.Load(); t > seen {
+				probeScratch.v.CompareAndSwap(seen, t)
 			}
 		}
 		t1 := readCounterOrdered(alt)
+		var sum uint64
 		for j := 0; j < calls; j++ {
-			v, _ := p.inRange(readCounterOrdered(alt))
-			probeSink += v
+			sum += readCounterOrdered(alt)
 		}
 		t2 := readCounterOrdered(alt)
+		probeSink.Add(sum)
 		highWater, ordered = min(highWater, t1-t0), min(ordered, t2-t1)
 	}
 	return ordered < highWater
 }
+
+var probeSink atomic.Uint64
 
 // holdHighWater, for tests: true puts MonotonicNanotime on the mark and keeps
 // it there under contention; false lets it switch again. Holding is safe only
 // while no other goroutine reads MonotonicNanotime.
 func holdHighWater(hold bool) {
 	switchHeld.Store(hold)
-	if hold && ensureDecided() == stateCounter {
+	if hold && proc.counterChosen() {
 		monoMode.Store(monoHighWater)
 	}
 }

@@ -1,103 +1,50 @@
 package fastnow
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// The wall tier: Unix time from the counter and an anchor (counter,
-// CLOCK_REALTIME) that is taken again every resync interval, so it follows
-// NTP slews continuously and clock steps within one interval — unlike "start
-// time + elapsed" clocks, which never follow a step. The anchor is an
-// immutable value behind an atomic pointer: a reader never mixes two anchors.
-// Like time.Now, it goes backwards when the system clock is stepped back.
-
-type wallAnchor struct {
-	ticks uint64
-	unix  int64
-	next  uint64 // the first read at or past this counter value resyncs
-}
-
-var (
-	wall         atomic.Pointer[wallAnchor]
-	wallMu       sync.Mutex
-	wallInterval atomic.Int64
-	// wallReference is CLOCK_REALTIME; tests replace it to inject steps
-	// without touching the machine's clock.
-	wallReference = func() int64 { return time.Now().UnixNano() }
-)
+// The wall tier (spec/SEMANTICS.md, "Wall tier"): Unix time from the
+// counter and the wall line, the line through the last sample of (counter,
+// CLOCK_REALTIME) with the slope of the newest rate measurement. The line is
+// part of the published state, so a reader loads one pointer and never
+// combines two anchors, and the precise tier's rate updates never move it
+// between anchors. It is re-anchored at every state update and at least
+// every resync interval (default 1 s): so it follows NTP's slews and
+// frequency changes within about two seconds (the rate is measured over the
+// most recent second) and clock steps within one interval, or within
+// milliseconds while the upkeep goroutine runs, which the kernel wakes when
+// the clock is set (Linux). The error at any read is at most the rate change
+// since the last measurement times the time since the anchor, plus a
+// microsecond. Like time.Now, it goes backwards when the system clock is
+// stepped back.
 
 // UnixNano returns nanoseconds since 1970-01-01 UTC: about a quarter of the
 // cost of time.Now().UnixNano() (see BENCHMARKS.md).
-func UnixNano() int64 {
-	if state.Load() == stateCounter {
-		t := readCounter()
-		a := wall.Load()
-		if a == nil || t >= a.next {
-			a = resyncWall(false)
-		}
-		scale := cur.Load().scale
-		if t >= a.ticks {
-			return a.unix + int64(scale.ApplySaturating(t-a.ticks))
-		}
-		return a.unix - int64(scale.ApplySaturating(a.ticks-t))
-	}
-	return unixSlow()
-}
-
-//go:noinline
-func unixSlow() int64 {
-	if ensureDecided() == stateCounter {
-		return UnixNano()
-	}
-	return wallReference()
-}
+//
+// Range: a system clock set before 1970 reads 0 and one set after 2262
+// (the int64 limit) reads math.MaxInt64, never a negative or wrapped value.
+// Near either end (within 2^41 ns, 36 minutes), on the OS source, and
+// during a process's first millisecond, it reads the system clock directly
+// with the same saturation instead of extrapolating.
+func UnixNano() int64 { return unixNanoCounter() }
 
 // WallTime returns UnixNano as a time.Time (in the local zone, without a
 // monotonic reading: use Now for intervals).
 func WallTime() time.Time { return time.Unix(0, UnixNano()) }
 
-// resyncWall takes a new anchor; without force, a goroutine that finds
-// another already resyncing keeps the current anchor.
-func resyncWall(force bool) *wallAnchor {
-	if !wallMu.TryLock() {
-		if a := wall.Load(); a != nil && !force {
-			return a
-		}
-		wallMu.Lock()
-	}
-	defer wallMu.Unlock()
-	t, u := sampleAgainst(wallReference)
-	cal.Lock()
-	interval := cal.ticksPerNs.ApplySaturating(uint64(resyncInterval()))
-	cal.Unlock()
-	a := &wallAnchor{ticks: t, unix: u, next: t + max(interval, 1)}
-	wall.Store(a)
-	return a
-}
-
-// resyncInterval is the wall resync interval; the zero value of wallInterval
-// (nothing set) means the default, so importing the package runs nothing.
-func resyncInterval() int64 {
-	if d := wallInterval.Load(); d != 0 {
-		return d
-	}
-	return int64(time.Second)
-}
-
 // SetWallResyncInterval sets how often the wall tier re-anchors to the
-// system clock (default 1 s; values below 1 ns mean every read).
+// system clock at the latest (default 1 s). Intervals below 1 ns are taken
+// as 1 ns (every state update re-anchors), and intervals over 2^40 ns
+// (18 minutes) as 2^40 ns. Shorter intervals follow clock steps sooner;
+// each re-anchoring costs about a microsecond on the goroutine that does
+// it, or nothing on readers while the upkeep goroutine runs (which also
+// follows steps within milliseconds by itself, on Linux).
 func SetWallResyncInterval(d time.Duration) {
-	wallInterval.Store(max(int64(d), 1))
-	if a := wall.Load(); a != nil {
-		wall.Store(&wallAnchor{ticks: a.ticks, unix: a.unix, next: 0})
-	}
+	ns := uint64(max(int64(d), 1))
+	proc.setWallInterval(min(ns, maxWallIntervalNs))
 }
 
-// ResyncWall re-anchors the wall tier now.
-func ResyncWall() {
-	if ensureDecided() == stateCounter {
-		resyncWall(true)
-	}
-}
+// ResyncWall re-anchors the wall tier now, e.g. right after the program
+// itself set the system clock.
+func ResyncWall() { proc.forceUpdate() }

@@ -1,0 +1,43 @@
+package fastnow
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// The OS clocks, through package time: the reference every calibration is
+// measured against, and the source wherever the counter is not used.
+
+// procStart anchors the monotonic readings: time.Since(procStart) is
+// CLOCK_MONOTONIC (through the vDSO on Linux) in nanoseconds since the
+// package loaded, and what the precise clocks read on the OS source.
+var procStart = time.Now()
+
+func monoNow() int64 { return int64(time.Since(procStart)) }
+
+// realReference, when set, replaces time.Now as the wall tier's reference
+// (tests inject clock steps and the ends of the range with it, never
+// touching the machine's clock).
+var realReference atomic.Pointer[func() time.Time]
+
+// realNow is CLOCK_REALTIME in Unix nanoseconds, clamped to [0, MaxInt64]:
+// 0 for a clock set before 1970, MaxInt64 for one set after 2262, never a
+// wrapped or negative value.
+func realNow() uint64 {
+	if f := realReference.Load(); f != nil {
+		return unixClamped((*f)())
+	}
+	return unixClamped(time.Now())
+}
+
+// unixClamped is t in Unix nanoseconds, clamped to [0, MaxInt64].
+func unixClamped(t time.Time) uint64 {
+	sec, nsec := t.Unix(), int64(t.Nanosecond())
+	switch {
+	case sec < 0:
+		return 0
+	case sec > (maxUnixNano-nsec)/1_000_000_000:
+		return maxUnixNano
+	}
+	return uint64(sec*1_000_000_000 + nsec)
+}

@@ -1,0 +1,126 @@
+//go:build linux && amd64
+
+package fastnow
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The clocksource file is kept open; when its descriptor is closed behind
+// fastnow's back (daemons close every descriptor they did not open) and the
+// number reused for another file, the next check reopens the file and
+// leaves the other file's descriptor alone.
+func TestClocksourceFileSurvivesClosedDescriptors(t *testing.T) {
+	var f clocksourceFile
+	if v := f.read(); v.kind != verdictNamed {
+		t.Skipf("the clocksource file cannot be read here: %+v", v)
+	}
+	defer func() {
+		if f.open {
+			syscall.Close(f.fd)
+		}
+	}()
+	junk := filepath.Join(t.TempDir(), "junk")
+	for _, content := range []string{"Hello world\n", "\x7fELF\x02"} {
+		if err := os.WriteFile(junk, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A daemon closes fastnow's descriptor and the number is reused for
+		// another file (dup2 does both at once).
+		tmp, err := syscall.Open(junk, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := f.fd
+		if err := syscall.Dup2(tmp, other); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(tmp)
+		if v := f.read(); v.kind != verdictNamed || v.name == "" {
+			t.Fatalf("after the descriptor was reused: %+v", v)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(other, &st); err != nil {
+			t.Fatalf("fastnow closed a descriptor that was not its own: %v", err)
+		}
+		syscall.Close(other)
+		if f.fd == other {
+			t.Fatal("still reading the other file")
+		}
+	}
+	// A descriptor closed and not reused: reopened.
+	syscall.Close(f.fd)
+	if v := f.read(); v.kind != verdictNamed {
+		t.Fatalf("after a close: %+v", v)
+	}
+}
+
+// Demotion with the real kernel interface, in a private mount namespace:
+// the kernel's verdict changes to another clocksource (a tmpfs over sysfs
+// says "hpet"; the descriptor fastnow keeps is closed as a daemon would,
+// so it reopens the path), and the clocks move to the OS clock within the
+// check period, without a reading stepping back.
+func TestDemotionFromTheClocksourceFile(t *testing.T) {
+	if kernelCounterName == "" || forcedTimePackage {
+		t.Skip("the kernel's verdict is checked on Linux amd64 only, and not with the fastnow_time tag")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1):", err)
+	}
+	out, ok := runChild(t, "TestChildDemotion", nil, "unshare", "-m")
+	if ok {
+		return
+	}
+	if !strings.Contains(out, "=== RUN") {
+		t.Skipf("cannot make a private mount namespace here: %s", strings.TrimSpace(out))
+	}
+	t.Fatalf("child:\n%s", out)
+}
+
+func TestChildDemotion(t *testing.T) {
+	inChild(t)
+	if info := Source(); info.Source != "counter" {
+		t.Skipf("the counter is not in use here: %+v", info)
+	}
+	const dir = "/sys/devices/system/clocksource/clocksource0"
+	if err := syscall.Mount("none", dir, "tmpfs", 0, ""); err != nil {
+		t.Skipf("cannot mount over %s: %v", dir, err)
+	}
+	if err := os.WriteFile(dir+"/current_clocksource", []byte("hpet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proc.mu.Lock()
+	syscall.Close(theMachine.cs.fd) // a daemon closes every descriptor
+	proc.mu.Unlock()
+	a, ta := OrderedNanotime(), time.Now()
+	last := a
+	deadline := time.Now().Add(3 * time.Second)
+	for proc.state.Load().mode == modeCounter && time.Now().Before(deadline) {
+		for i := 0; i < 1000; i++ {
+			v := OrderedNanotime()
+			if v < last {
+				t.Fatalf("stepped back %d ns", last-v)
+			}
+			last = v
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b, tb := OrderedNanotime(), time.Now()
+	if b < last {
+		t.Fatalf("stepped back %d ns", last-b)
+	}
+	info := Source()
+	if info.Source != "os" || info.Fallback != FallbackKernelClocksource("hpet") || info.DemotedAt.IsZero() {
+		t.Fatalf("not demoted within the check period: %+v", info)
+	}
+	if d := time.Duration(b-a) - tb.Sub(ta); d > 50*time.Microsecond || d < -50*time.Microsecond {
+		t.Errorf("an interval across the switch is %v off time.Since's", d)
+	}
+	t.Logf("demoted: %s", info)
+}
