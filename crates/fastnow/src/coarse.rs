@@ -415,8 +415,10 @@ mod upkeep {
                     tv_sec: 0,
                     tv_nsec: 0,
                 },
+                // Beyond the kernel's end of time (2262), which it clamps
+                // to; not 2038, after which the timer would fire at once.
                 it_value: libc::timespec {
-                    tv_sec: i32::MAX as libc::time_t,
+                    tv_sec: (1i64 << 40).min(libc::time_t::MAX as i64) as libc::time_t,
                     tv_nsec: 0,
                 },
             };

@@ -281,35 +281,50 @@ const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
 const CLOCKSOURCE_PATH: &core::ffi::CStr =
     c"/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
-/// Reads the kernel's verdict, keeping the file open in `fd` between calls
-/// (one `pread` each time, about a microsecond). The descriptor is reopened
-/// when reading fails or returns something that is not a clocksource name:
-/// a program may close every descriptor it did not open (daemons do), and
-/// the number may then belong to another file.
-pub(crate) fn kernel_verdict(fd: &mut Option<i32>) -> KernelVerdict {
+/// Where the kernel's verdict is read from, kept open between reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VerdictFile {
+    #[cfg(unix)]
+    file: Option<crate::os::file::OpenFile>,
+}
+
+impl VerdictFile {
+    /// Not opened yet.
+    pub(crate) const CLOSED: VerdictFile = VerdictFile {
+        #[cfg(unix)]
+        file: None,
+    };
+}
+
+/// Reads the kernel's verdict, keeping the file open between calls (one
+/// `pread` each time). The file is opened again when reading fails or
+/// returns something that is not a clocksource name: a program may close
+/// every descriptor it did not open (daemons do), and the number may then
+/// belong to another file.
+pub(crate) fn kernel_verdict(f: &mut VerdictFile) -> KernelVerdict {
     if KERNEL_NAME_OF_COUNTER.is_none() {
         return KernelVerdict::NotApplicable;
     }
-    read_verdict(fd)
+    read_verdict(f)
 }
 
 #[cfg(unix)]
-fn read_verdict(fd: &mut Option<i32>) -> KernelVerdict {
-    use crate::os::file;
+fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
+    use crate::os::file::OpenFile;
     let mut buf = [0u8; 32];
     for reopen in [false, true] {
         if reopen {
-            if let Some(old) = fd.take() {
-                file::close(old);
+            if let Some(old) = f.file.take() {
+                old.close_if_ours();
             }
         }
-        if fd.is_none() {
-            *fd = file::open(CLOCKSOURCE_PATH);
+        if f.file.is_none() {
+            f.file = OpenFile::open(CLOCKSOURCE_PATH);
         }
-        let Some(open) = *fd else {
+        let Some(open) = f.file else {
             return KernelVerdict::Unreadable;
         };
-        if let Some(n) = file::read_at_start(open, &mut buf) {
+        if let Some(n) = open.read_at_start(&mut buf) {
             if Clocksource::plausible(&buf[..n]) {
                 return KernelVerdict::Clocksource(Clocksource::new(&buf[..n]));
             }
@@ -327,7 +342,7 @@ fn read_verdict(fd: &mut Option<i32>) -> KernelVerdict {
 /// the name `"tsc"`; any other is reported as `"qpc-<Hz>"`. (Older Windows
 /// reports other frequencies and so falls back: safe, slower.)
 #[cfg(windows)]
-fn read_verdict(_fd: &mut Option<i32>) -> KernelVerdict {
+fn read_verdict(_f: &mut VerdictFile) -> KernelVerdict {
     extern "system" {
         fn QueryPerformanceFrequency(frequency: *mut i64) -> i32;
     }
@@ -355,7 +370,7 @@ fn read_verdict(_fd: &mut Option<i32>) -> KernelVerdict {
 }
 
 #[cfg(not(any(unix, windows)))]
-fn read_verdict(_fd: &mut Option<i32>) -> KernelVerdict {
+fn read_verdict(_f: &mut VerdictFile) -> KernelVerdict {
     KernelVerdict::NotApplicable
 }
 
@@ -409,12 +424,12 @@ pub(crate) fn decide(probe: &Probe, verdict: KernelVerdict, env: EnvOverride) ->
 }
 
 /// Observes this machine and decides. Allocates nothing and takes no lock.
-/// `fd` receives the open clocksource file for later re-checks.
-pub(crate) fn observe(fd: &mut Option<i32>) -> Decision {
+/// `f` keeps the clocksource file open for later re-checks.
+pub(crate) fn observe(f: &mut VerdictFile) -> Decision {
     let probe = arch::probe();
     let env = read_env();
     let verdict = if probe.counter.is_some() {
-        kernel_verdict(fd)
+        kernel_verdict(f)
     } else {
         KernelVerdict::NotApplicable
     };

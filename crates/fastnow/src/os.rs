@@ -181,41 +181,70 @@ pub(crate) fn with_env<R>(name: &core::ffi::CStr, f: impl FnOnce(Option<&[u8]>) 
 /// A small file read without allocating (sysfs attributes), into `buf`.
 #[cfg(unix)]
 pub(crate) mod file {
-    /// Opens `path` read-only (close-on-exec); `None` if it cannot be opened.
-    pub(crate) fn open(path: &core::ffi::CStr) -> Option<i32> {
-        // SAFETY: `path` is NUL-terminated; open has no other memory effects.
-        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-        (fd >= 0).then_some(fd)
+    /// An open file, with the identity (device, inode) it had when opened.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct OpenFile {
+        fd: i32,
+        id: (u64, u64),
     }
 
-    /// Reads from the start of `fd` into `buf`; the bytes read, or `None`.
-    pub(crate) fn read_at_start(fd: i32, buf: &mut [u8]) -> Option<usize> {
-        // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
-        // reads do not block, so EINTR is not retried: a failure is a failure.)
-        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        (n >= 0).then_some(n as usize)
+    fn identity(fd: i32) -> Option<(u64, u64)> {
+        // SAFETY: a zeroed stat is valid output space; fstat only writes it.
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        // SAFETY: `st` is a valid, writable stat.
+        (unsafe { libc::fstat(fd, &mut st) } == 0).then(|| (st.st_dev as u64, st.st_ino as u64))
     }
 
+    impl OpenFile {
+        /// Opens `path` read-only (close-on-exec); `None` if it cannot be opened.
+        pub(crate) fn open(path: &core::ffi::CStr) -> Option<OpenFile> {
+            // SAFETY: `path` is NUL-terminated; open has no other memory effects.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            match identity(fd) {
+                Some(id) => Some(OpenFile { fd, id }),
+                None => {
+                    // SAFETY: we just opened it.
+                    unsafe { libc::close(fd) };
+                    None
+                }
+            }
+        }
+
+        /// Reads from the start of the file into `buf`; the bytes read.
+        pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Option<usize> {
+            // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
+            // reads do not block, so EINTR is not retried: a failure is a failure.)
+            let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            (n >= 0).then_some(n as usize)
+        }
+
+        /// Closes the file — if the descriptor still refers to it. A program
+        /// may close descriptors it did not open (daemons close them all), and
+        /// the number may since have been given to a file of its own, which
+        /// must not be closed under it.
+        pub(crate) fn close_if_ours(self) {
+            if identity(self.fd) == Some(self.id) {
+                // SAFETY: the descriptor still refers to the file we opened.
+                unsafe { libc::close(self.fd) };
+            }
+        }
+    }
+
+    /// Reads a whole small file (once) into `buf`; the bytes read.
+    #[cfg_attr(not(target_arch = "riscv64"), allow(dead_code))]
+    pub(crate) fn read_once(path: &core::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
+        let f = OpenFile::open(path)?;
+        let n = f.read_at_start(buf);
+        f.close_if_ours();
+        n
+    }
+
+    /// Closes a descriptor fastnow owns outright (no one else saw it).
     pub(crate) fn close(fd: i32) {
-        // SAFETY: `fd` was returned by `open` and is closed once by its owner.
+        // SAFETY: `fd` was opened by fastnow and is closed once, by its owner.
         unsafe { libc::close(fd) };
-    }
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::saturating_nanos;
-
-    /// The OS clocks never wrap: before 1970 is 0, past 2554 is `u64::MAX`.
-    #[test]
-    fn clock_values_saturate_at_both_ends() {
-        assert_eq!(saturating_nanos(-1, 999_999_999), 0);
-        assert_eq!(saturating_nanos(i64::MIN, 0), 0);
-        assert_eq!(saturating_nanos(0, 0), 0);
-        assert_eq!(saturating_nanos(1, 5), 1_000_000_005);
-        assert_eq!(saturating_nanos(18_446_744_073, 709_551_615), u64::MAX);
-        assert_eq!(saturating_nanos(18_446_744_073, 709_551_616), u64::MAX);
-        assert_eq!(saturating_nanos(18_446_744_074, 0), u64::MAX);
-        assert_eq!(saturating_nanos(i64::MAX, 999_999_999), u64::MAX);
     }
 }

@@ -240,9 +240,9 @@ pub(crate) trait Clocks: Sync {
     /// `CLOCK_REALTIME` nanoseconds (saturated to the `u64` range).
     fn real(&self) -> u64;
     /// Detection: what the hardware, the kernel and the environment say.
-    fn observe(&self, fd: &mut Option<i32>) -> Decision;
+    fn observe(&self, f: &mut detect::VerdictFile) -> Decision;
     /// The kernel's verdict on the counter, read again.
-    fn verdict(&self, fd: &mut Option<i32>) -> detect::KernelVerdict;
+    fn verdict(&self, f: &mut detect::VerdictFile) -> detect::KernelVerdict;
 }
 
 /// The machine's clocks.
@@ -265,13 +265,13 @@ impl Clocks for Machine {
     fn real(&self) -> u64 {
         os::realtime_nanos()
     }
-    fn observe(&self, fd: &mut Option<i32>) -> Decision {
-        let decision = detect::observe(fd);
+    fn observe(&self, f: &mut detect::VerdictFile) -> Decision {
+        let decision = detect::observe(f);
         crate::arch::ORDERED_ALT.store(decision.probe.use_alt, Ordering::Relaxed);
         decision
     }
-    fn verdict(&self, fd: &mut Option<i32>) -> detect::KernelVerdict {
-        detect::kernel_verdict(fd)
+    fn verdict(&self, f: &mut detect::VerdictFile) -> detect::KernelVerdict {
+        detect::kernel_verdict(f)
     }
 }
 
@@ -334,9 +334,12 @@ struct Keeper {
     /// The window the rate in use was measured over (0: published frequency).
     window_ns: u64,
     origin: FreqOrigin,
-    clocksource_fd: Option<i32>,
+    verdict_file: detect::VerdictFile,
     next_check_mono: u64,
     last_was_check: bool,
+    /// The kernel dropped the counter; the switch waits for the current
+    /// piece's end (see `demote_at_end`).
+    demote_pending: Option<Fallback>,
     first_mono: u64,
     counter_since_mono: Option<u64>,
     demoted_at: Option<u64>,
@@ -374,9 +377,10 @@ impl Keeper {
             refinements: 0,
             window_ns: 0,
             origin: FreqOrigin::Pending,
-            clocksource_fd: None,
+            verdict_file: detect::VerdictFile::CLOSED,
             next_check_mono: 0,
             last_was_check: false,
+            demote_pending: None,
             first_mono: 0,
             counter_since_mono: None,
             demoted_at: None,
@@ -407,7 +411,7 @@ impl<'a, C: Clocks> Writer<'a, C> {
             // the bookkeeping may be half-updated. Start it again from what
             // readers see (the latch repairs itself on the next write).
             let decision = keeper.decision;
-            let fd = keeper.clocksource_fd;
+            let fd = keeper.verdict_file;
             *keeper = Keeper::new();
             keeper.state = tk.state();
             keeper.decision = if keeper.state.mode == MODE_NONE {
@@ -415,7 +419,7 @@ impl<'a, C: Clocks> Writer<'a, C> {
             } else {
                 decision
             };
-            keeper.clocksource_fd = fd;
+            keeper.verdict_file = fd;
             keeper.period_ns = MIN_PERIOD_NS;
             keeper.rate = keeper.state.line.slope;
         }
@@ -729,7 +733,7 @@ impl<C: Clocks> Writer<'_, C> {
     /// (for good, or while the counter's rate is measured), then at once
     /// the counter when the hardware publishes its frequency.
     fn detect(&mut self) {
-        let decision = self.tk.clocks.observe(&mut self.keeper.clocksource_fd);
+        let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
         let first = self.sample();
         let k = &mut *self.keeper;
@@ -773,25 +777,30 @@ impl<C: Clocks> Writer<'_, C> {
             }
             return;
         }
+        if let Some(reason) = self.keeper.demote_pending {
+            self.demote_at_end(reason);
+            return;
+        }
         // Readers without upkeep alternate a sample with a re-check of the
         // kernel's verdict, so neither costs a reader more than about a
-        // microsecond.
-        // (A wall reader's update always samples: the wall line must be
-        // re-anchored when its deadline comes, or its error would grow past
-        // one interval's worth.)
+        // microsecond. (A reader past the end samples first: after an idle
+        // pause the new piece's rate should be the one measured over it. A
+        // wall reader always samples: the wall line must be re-anchored when
+        // its deadline comes, or its error would grow past one interval's.)
         let check_due = self.follows_kernel() && self.mono() >= self.keeper.next_check_mono;
-        let precise_reader = matches!(cause, Cause::Reader(Due::Trigger(_) | Due::PastEnd(_)));
+        let precise_reader = matches!(cause, Cause::Reader(Due::Trigger(_)));
         if check_due && precise_reader && !self.keeper.last_was_check {
             self.keeper.last_was_check = true;
-            if !self.check_kernel() {
+            let now = self.now_ticks();
+            if !self.check_kernel() && now >= s.takeover {
                 // Nothing measured: the next piece, at the rate in use.
-                let next = self.next_piece(self.now_ticks());
+                let next = self.next_piece(now);
                 self.publish(next);
             }
             return;
         }
         self.keeper.last_was_check = false;
-        if check_due && cause == Cause::Upkeep && self.check_kernel() {
+        if check_due && matches!(cause, Cause::Upkeep | Cause::Forced) && self.check_kernel() {
             return;
         }
         let sample = self.sample();
@@ -845,10 +854,11 @@ impl<C: Clocks> Writer<'_, C> {
         self.promote(sample, slope, FreqOrigin::Measured);
     }
 
-    /// Reads the kernel's verdict again; demotes the counter (and returns
-    /// true) when it no longer vouches for it.
+    /// Reads the kernel's verdict again; when it no longer vouches for the
+    /// counter, switches to the OS clock (at the current piece's end) and
+    /// returns true.
     fn check_kernel(&mut self) -> bool {
-        let verdict = self.tk.clocks.verdict(&mut self.keeper.clocksource_fd);
+        let verdict = self.tk.clocks.verdict(&mut self.keeper.verdict_file);
         self.keeper.next_check_mono = self.mono() + CHECK_PERIOD_NS;
         let Some(decision) = self.keeper.decision.as_mut() else {
             return false;
@@ -858,7 +868,8 @@ impl<C: Clocks> Writer<'_, C> {
         }
         match decision.recheck(verdict) {
             Some(reason) => {
-                self.demote(reason);
+                self.keeper.demote_pending = Some(reason);
+                self.demote_at_end(reason);
                 true
             }
             None => false,
@@ -912,10 +923,14 @@ impl<C: Clocks> Writer<'_, C> {
     fn wall_line(&self, s: &Sample, next_trigger: u64) -> (Line, u64) {
         let old = self.keeper.state;
         let slope = self.keeper.rate;
-        if self.preempted(s) {
-            // Keep the old line until the next update.
-            let keep = old.wall_deadline != 0;
-            return (old.wall, if keep { next_trigger.max(1) } else { 0 });
+        if self.preempted(s) && old.wall_deadline != 0 {
+            // Keep the old line until the next update — unless the system
+            // clock was stepped, by far more than this sample's uncertainty:
+            // then the sample, uncertain as it is, is the better line.
+            let off = old.wall.at(s.ticks).abs_diff(s.real);
+            if off <= 4 * s.width.saturating_add(1_000) {
+                return (old.wall, next_trigger.max(1));
+            }
         }
         if s.real < WALL_GUARD_NS || s.real > u64::MAX - WALL_GUARD_NS {
             return (Line { offset: 0, slope }, 0);
@@ -1023,20 +1038,34 @@ impl<C: Clocks> Writer<'_, C> {
         });
     }
 
-    /// Switches from the counter to the OS clock where the counter state
-    /// ends, for good (the kernel no longer vouches for the counter).
-    fn demote(&mut self, reason: Fallback) {
-        let s = self.sample();
+    /// Switches from the counter to the OS clock, for good (the kernel no
+    /// longer vouches for the counter) — once the current piece has ended.
+    ///
+    /// Readers may convert any counter value below the piece's end with it,
+    /// so the OS clock can only take over there. Matching that end to a
+    /// `CLOCK_MONOTONIC` value ahead of time would extrapolate the piece's
+    /// rate up to a period ahead — and right after NTP changed the rate, the
+    /// error of that (hundreds of µs) could put OS readings below counter
+    /// readings. So until the end no new piece is published; the first
+    /// update after it (a reader past the end, or the upkeep thread) makes
+    /// the switch, matching the end by extrapolating back over a short span
+    /// from a fresh sample, and starting the OS readings `switch_margin`
+    /// above the piece's last value.
+    fn demote_at_end(&mut self, reason: Fallback) {
         let old = self.keeper.state;
-        // The CLOCK_MONOTONIC value matching the old state's end.
-        let takeover = if old.end >= s.ticks {
-            s.mono.saturating_add(old.line.nanos_for(old.end - s.ticks))
-        } else {
-            s.mono.saturating_sub(old.line.nanos_for(s.ticks - old.end))
-        };
+        let s = self.sample();
+        if s.ticks < old.end {
+            if self.tk.upkeep.load(Ordering::Relaxed) {
+                let due = s.mono.saturating_add(old.line.nanos_for(old.end - s.ticks));
+                self.tk.upkeep_due.store(due, Ordering::Relaxed);
+            }
+            return;
+        }
+        let takeover = s.mono.saturating_sub(old.line.nanos_for(s.ticks - old.end));
         let value = old.line.at(old.end).wrapping_add(switch_margin(&s));
         let k = &mut *self.keeper;
         k.demoted_at = Some(s.real);
+        k.demote_pending = None;
         if let Some(d) = k.decision.as_mut() {
             d.fallback = Some(reason);
         }

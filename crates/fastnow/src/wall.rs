@@ -34,7 +34,7 @@
 //! [`system_time`] may be called from a signal handler.
 
 use crate::scale::Line;
-use crate::timekeeper::{word, Clocks, Due, Timekeeper, MODE_COUNTER, MODE_NONE, TK};
+use crate::timekeeper::{word, Clocks, Due, Timekeeper, MODE_COUNTER, MODE_NONE, MODE_OS, TK};
 use core::sync::atomic::Ordering;
 use core::time::Duration;
 
@@ -99,6 +99,14 @@ impl<C: Clocks> Timekeeper<C> {
         let state = self.state();
         if state.mode == MODE_NONE {
             self.ensure_published();
+        }
+        if state.mode == MODE_OS && state.trigger != u64::MAX {
+            // The warm-up: a program that only reads the wall tier must end
+            // it too, or it would read CLOCK_REALTIME for good.
+            let mono = self.clocks.mono();
+            if mono >= state.trigger {
+                self.update_from_reader(Due::Trigger(mono));
+            }
         }
         if let (Some(t), MODE_COUNTER) = (ticks, state.mode) {
             if state.wall_deadline != 0 && t >= state.wall_deadline {

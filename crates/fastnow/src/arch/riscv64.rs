@@ -59,11 +59,8 @@ pub(crate) fn ticks_ordered(_alt: bool) -> u64 {
 /// exposes it (4 or 8 bytes, big-endian).
 #[cfg(unix)]
 fn timebase_frequency() -> Option<u64> {
-    use crate::os::file;
-    let fd = file::open(c"/proc/device-tree/cpus/timebase-frequency")?;
     let mut buf = [0u8; 8];
-    let n = file::read_at_start(fd, &mut buf);
-    file::close(fd);
+    let n = crate::os::file::read_once(c"/proc/device-tree/cpus/timebase-frequency", &mut buf);
     let hz = match n? {
         4 => u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as u64,
         8 => u64::from_be_bytes(buf),
