@@ -574,14 +574,10 @@ impl<C: Clocks> Timekeeper<C> {
         let due = self.upkeep_due.load(Ordering::Relaxed);
         if (counter && (clock_was_set || now >= due)) || (warming && now >= s.trigger) {
             w.update(Cause::Upkeep);
-        } else if counter && w.follows_kernel() && now >= w.keeper.next_check_mono {
-            w.check_kernel();
         }
         let s = w.keeper.state;
         if s.mode == MODE_COUNTER {
-            self.upkeep_due
-                .load(Ordering::Relaxed)
-                .min(w.keeper.next_check_mono)
+            self.upkeep_due.load(Ordering::Relaxed)
         } else if s.trigger != u64::MAX {
             s.trigger
         } else {
@@ -800,7 +796,10 @@ impl<C: Clocks> Writer<'_, C> {
             return;
         }
         self.keeper.last_was_check = false;
-        if check_due && matches!(cause, Cause::Upkeep | Cause::Forced) && self.check_kernel() {
+        // The upkeep thread checks at every update, just before the piece's
+        // end: a demotion then completes milliseconds after it is seen.
+        let upkeep_check = cause == Cause::Upkeep && self.follows_kernel();
+        if (upkeep_check || (check_due && cause == Cause::Forced)) && self.check_kernel() {
             return;
         }
         let sample = self.sample();
