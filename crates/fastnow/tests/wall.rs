@@ -2,6 +2,8 @@
 //! (Following injected steps of the reference clock is tested in `wall.rs`'s
 //! unit tests, which can build a wall clock on a steppable reference.)
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -50,6 +52,9 @@ fn agrees_with_realtime() {
 /// jumps backwards by more than an anchor correction. Bounded by time.
 #[test]
 fn concurrent_reanchoring_is_consistent() {
+    if common::no_threads() {
+        return;
+    }
     fastnow::set_wall_resync_interval(Duration::ZERO);
     let stop = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..3)
