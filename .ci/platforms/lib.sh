@@ -3,8 +3,8 @@
 
 PLAT_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$PLAT_SCRIPTS/../.." && pwd)
-# Tools, stubs and the Wine prefix; the per-target Cargo target dirs sit
-# beside it as target/<target-triple>/ (see test-rust).
+# Everything built or downloaded: tools (zig venv, wazero), stubs, the Wine
+# prefix, logs, and one Cargo target dir per target triple (see run).
 PLAT_DIR=$REPO/target/platforms
 PLAT_BIN=$PLAT_DIR/bin
 ZIG_VENV=$PLAT_DIR/zig-venv
