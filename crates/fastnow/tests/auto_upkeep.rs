@@ -1,7 +1,12 @@
 //! The first `recent()` of a process starts upkeep (unless disabled).
 
+mod common;
+
 #[test]
 fn first_recent_starts_upkeep() {
+    if common::no_threads() {
+        return;
+    }
     assert_eq!(
         fastnow::upkeep_resolution(),
         None,
