@@ -9,6 +9,7 @@
 //! forward, never back, and say whether it moved.
 //!
 //! ```
+//! # #[cfg(not(target_os = "wasi"))] { // (no threads there)
 //! use fastnow::{AtomicInstant, Instant};
 //! use std::sync::atomic::Ordering;
 //!
@@ -19,6 +20,7 @@
 //!     }
 //! });
 //! assert!(last_seen.load(Ordering::Relaxed) <= Instant::now());
+//! # }
 //! ```
 //!
 //! [`fetch_max`]: AtomicInstant::fetch_max
@@ -215,6 +217,7 @@ mod tests {
     /// any stored, every `store_if_newer` that said it moved did move it past
     /// what was there, and no load ever saw it go back.
     #[test]
+    #[cfg(not(target_os = "wasi"))] // no threads there
     fn contended_stamp_only_moves_forward() {
         let stamp = Arc::new(AtomicUnixTime::default());
         let threads: Vec<_> = (0..4u64)

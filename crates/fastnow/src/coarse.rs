@@ -235,12 +235,14 @@ mod upkeep {
     /// docs). Not async-signal-safe.
     ///
     /// ```
+    /// # #[cfg(not(target_os = "wasi"))] { // (no threads there: `Spawn` error)
     /// use std::time::Duration;
     /// fastnow::stop_upkeep(); // in case the first recent() auto-started one
     /// fastnow::start_upkeep(Duration::from_millis(5)).unwrap();
     /// assert!(fastnow::start_upkeep(Duration::from_millis(1)).is_err()); // one at a time
     /// assert_eq!(fastnow::upkeep_resolution(), Some(Duration::from_millis(5)));
     /// assert!(fastnow::stop_upkeep());
+    /// # }
     /// ```
     pub fn start_upkeep(resolution: Duration) -> Result<(), UpkeepError> {
         if resolution.is_zero() {

@@ -183,6 +183,7 @@ mod tests {
     /// Readers racing a writer that publishes (k, !k, k) never see a mixed
     /// copy and never see k go backwards. Bounded by time.
     #[test]
+    #[cfg(not(target_os = "wasi"))] // no threads there
     fn copies_are_never_torn_nor_stale() {
         let latch = Arc::new(Latch::<3>::new());
         latch.write(&[0, !0, 0]);

@@ -161,6 +161,7 @@ impl Drop for MockClock {
 /// [module docs](self). `Send` and `Sync`: advance it from any thread.
 ///
 /// ```
+/// # #[cfg(not(target_os = "wasi"))] { // (no threads there)
 /// use fastnow::{mock::GlobalMockClock, Instant};
 /// use std::time::Duration;
 ///
@@ -170,6 +171,7 @@ impl Drop for MockClock {
 /// let deadline = std::thread::spawn(move || start + Duration::from_secs(5)).join().unwrap();
 /// clock.advance(Duration::from_secs(5));
 /// assert!(std::thread::spawn(move || Instant::now() >= deadline).join().unwrap());
+/// # }
 /// ```
 pub struct GlobalMockClock {
     _private: (),

@@ -526,11 +526,13 @@ instant_type!(
     /// [`ClockInfo::monotonic_mode`]: crate::ClockInfo::monotonic_mode
     ///
     /// ```
+    /// # #[cfg(not(target_os = "wasi"))] { // (no threads there)
     /// use fastnow::MonotonicInstant;
     ///
     /// let a = MonotonicInstant::now();
     /// let b = std::thread::spawn(MonotonicInstant::now).join().unwrap();
     /// assert!(b >= a); // the spawn and join order the two readings
+    /// # }
     /// ```
     MonotonicInstant,
     read_nanos_monotonic,

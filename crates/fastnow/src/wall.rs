@@ -132,7 +132,7 @@ impl<C: Clocks> Timekeeper<C> {
 /// use fastnow::UnixTime;
 /// use std::time::{Duration, SystemTime};
 ///
-/// let t = UnixTime::now();
+/// let t = UnixTime::from_nanos(1_795_441_069_732_833_400);
 /// let sys: SystemTime = t.into();
 /// assert_eq!(UnixTime::try_from(sys).unwrap(), t);
 /// assert_eq!(UnixTime::from_nanos(1_500_000_000).as_secs(), 1);
@@ -218,6 +218,8 @@ impl UnixTime {
     }
 }
 
+/// Exact where `SystemTime` counts nanoseconds (Unix); on Windows, whose
+/// `SystemTime` counts 100 ns intervals, the last two digits are dropped.
 #[cfg(feature = "std")]
 impl From<UnixTime> for std::time::SystemTime {
     fn from(t: UnixTime) -> std::time::SystemTime {

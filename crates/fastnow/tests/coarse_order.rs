@@ -3,6 +3,8 @@
 //! earlier than it. (A bare `Instant` read may be: the CPU can run it before
 //! the load; counted and printed, not asserted.)
 
+mod common;
+
 use fastnow::{Instant, MonotonicInstant, OrderedInstant};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,6 +12,9 @@ use std::time::Duration;
 
 #[test]
 fn ordered_readings_are_never_before_recent() {
+    if common::no_threads() {
+        return;
+    }
     fastnow::set_auto_upkeep(false);
     fastnow::refresh();
     let stop = Arc::new(AtomicBool::new(false));
