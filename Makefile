@@ -76,14 +76,10 @@ test-faults:
 #   make test-platforms PLATFORMS="rust-wasi go-wasip1"
 # PLATFORMS_KNOWN_FAILING: steps that fail for want of library support; they
 # are reported, not counted against the run. Today:
-#   rust-windows  SystemTime has 100 ns units on Windows: UnixTime does not
-#                 round-trip through it (tests/wall.rs, a doc test in wall.rs)
-#   rust-wasi     a unit test and two doc tests in src/ spawn threads, which
-#                 wasm32-wasip1 does not have
 #   go-windows    package time reads a coarse clock on Windows; the tests
 #                 comparing against it need a bound of its resolution
 PLATFORMS ?=
-PLATFORMS_KNOWN_FAILING ?= rust-windows rust-wasi go-windows
+PLATFORMS_KNOWN_FAILING ?= go-windows
 test-platforms:
 	.ci/platforms/install
 	KNOWN_FAILING="$(PLATFORMS_KNOWN_FAILING)" .ci/platforms/run $(PLATFORMS)
