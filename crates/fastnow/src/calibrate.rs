@@ -30,10 +30,11 @@ use crate::scale::Line;
 
 /// Preferred length of a rate window.
 pub(crate) const WINDOW_NS: u64 = 1_000_000_000;
-/// Brackets per counter sample; the narrowest wins. Five keep a sample
-/// under a microsecond; over a one-second window the narrowest of five is
-/// as good as of more (the rate's error is a bracket's over a second).
-const BRACKETS: usize = 5;
+/// Brackets per counter sample; the narrowest wins. Four keep a sample
+/// around a microsecond even with cold caches; over a one-second window the
+/// narrowest of four is as good as of more (the rate's error is a
+/// bracket's over a second).
+const BRACKETS: usize = 4;
 /// Brackets for the real-time offset.
 const REAL_BRACKETS: usize = 2;
 /// A measurement more than 1/2^SUSPECT_SHIFT from the rate in use is suspect.

@@ -43,11 +43,12 @@
 //! so none reads it after the next state is published. Where a switch takes
 //! over, the new source's readings start [`MARGIN_NS`] plus twice the
 //! sample's bracket ahead of the old source's, which covers the error of
-//! matching the two sources (a bracket and the rate error over a few
-//! milliseconds): readings move forward by about a microsecond, never back.
+//! matching the two sources (half a bracket and the rate error over a few
+//! hundred microseconds): readings move forward by a few hundred
+//! nanoseconds, never back.
 //!
 //! # Work off the read path
-//! What a state update costs — a sample (7 brackets of `clock_gettime`
+//! What a state update costs — a sample (6 brackets of `clock_gettime`
 //! around the counter and a publish: about a microsecond, no system call)
 //! or a re-check of the kernel's clocksource (one `pread`: a system call,
 //! 3–15 µs on a VM whose caches went cold since the last one) — falls on the
@@ -67,8 +68,11 @@ use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use core::time::Duration;
 
-/// How far ahead of the old source a new one starts (see the module docs).
-pub(crate) const MARGIN_NS: u64 = 1_000;
+/// How far ahead of the old source a new one starts, beyond twice the
+/// sample's bracket (see the module docs): the bracket bounds the error of
+/// matching the two sources, this covers the rate's error over the few
+/// hundred microseconds between sample and take-over.
+pub(crate) const MARGIN_NS: u64 = 100;
 /// First sync period; periods then follow the rate window, up to `MAX_PERIOD_NS`.
 const MIN_PERIOD_NS: u64 = 1_000_000;
 /// Longest time between two state updates.
@@ -936,7 +940,10 @@ impl<C: Clocks> Writer<'_, C> {
         }
         let line = Line::through(s.ticks, s.real, slope);
         let interval = self.tk.wall_interval_ns() + self.tk.upkeep_slack();
-        let deadline = s.ticks.saturating_add(line.ticks_for(interval)).max(1);
+        let deadline = s
+            .ticks
+            .saturating_add(schedule_ticks(line, interval))
+            .max(1);
         (line, deadline)
     }
 
@@ -958,8 +965,10 @@ impl<C: Clocks> Writer<'_, C> {
         } else {
             period
         };
-        let trigger = now.saturating_add(line.ticks_for(period)).max(takeover);
-        let end = trigger.saturating_add(line.ticks_for(grace(period)).max(1));
+        let trigger = now
+            .saturating_add(schedule_ticks(line, period))
+            .max(takeover);
+        let end = trigger.saturating_add(schedule_ticks(line, grace(period)).max(1));
         State {
             mode: MODE_COUNTER,
             takeover,
@@ -1085,6 +1094,15 @@ impl<C: Clocks> Writer<'_, C> {
 /// sample's bracket, twice (see "Source switches").
 fn switch_margin(s: &Sample) -> u64 {
     MARGIN_NS + 2 * s.width.min(1_000_000)
+}
+
+/// About how many ticks `nanos` take at the line's rate, for scheduling:
+/// the points it places are published, never recomputed, so they need no
+/// exactness, and a floating-point division costs a fraction of the 128-bit
+/// one (a reader pays for the update, about once a second).
+fn schedule_ticks(line: Line, nanos: u64) -> u64 {
+    let ticks_per_ns = (1u128 << crate::scale::LINE_SHIFT) as f64 / line.slope.max(1) as f64;
+    (nanos as f64 * ticks_per_ns) as u64 // saturates at u64::MAX
 }
 
 /// Grace between `trigger` and `end` for a period.

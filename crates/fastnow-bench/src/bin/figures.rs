@@ -217,7 +217,7 @@ fn updates(plan: &Plan) {
     println!("|---|---:|---:|---:|");
     for (name, v) in [
         (
-            "a rate sample (7 brackets of `clock_gettime`) and publish",
+            "a rate sample (6 brackets of `clock_gettime`) and publish",
             &sample,
         ),
         ("a clocksource re-check (one `pread`) and publish", &check),
