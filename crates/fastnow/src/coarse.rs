@@ -412,6 +412,9 @@ mod upkeep {
         /// reports clock changes.
         fn arm(&mut self) {
             let Some(fd) = self.fd else { return };
+            // `time_t` is 32 bits on some targets: there the cast clamps.
+            #[allow(clippy::unnecessary_cast)]
+            let far = (1i64 << 40).min(libc::time_t::MAX as i64) as libc::time_t;
             let spec = libc::itimerspec {
                 it_interval: libc::timespec {
                     tv_sec: 0,
@@ -420,7 +423,7 @@ mod upkeep {
                 // Beyond the kernel's end of time (2262), which it clamps
                 // to; not 2038, after which the timer would fire at once.
                 it_value: libc::timespec {
-                    tv_sec: (1i64 << 40).min(libc::time_t::MAX as i64) as libc::time_t,
+                    tv_sec: far,
                     tv_nsec: 0,
                 },
             };

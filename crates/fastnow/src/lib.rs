@@ -38,8 +38,8 @@
 //! # Calibration
 //! Nothing happens at load time, and no reading ever waits for calibration:
 //! the first millisecond of a process reads `CLOCK_MONOTONIC` while the
-//! counter's rate is measured (or none at all when the hardware publishes
-//! its frequency). From then on the rate is measured over the most recent
+//! counter's rate is measured (and checked against the frequency the
+//! hardware publishes, if it does). From then on the rate is measured over the most recent
 //! second, about once a second, so it follows `CLOCK_MONOTONIC`'s *current*
 //! rate — which NTP, chrony or PTP adjust — within about two seconds. Each
 //! new rate takes over at a point fixed in advance, continuing the old line

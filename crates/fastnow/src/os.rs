@@ -142,9 +142,16 @@ fn fetch_pid() -> u32 {
     pid
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
 pub(crate) fn pid() -> u32 {
     std::process::id()
+}
+
+/// Elsewhere (WASI, a browser) there is no fork, and no process id to ask
+/// for (std's `process::id` panics there): every lock holder is this process.
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn pid() -> u32 {
+    1
 }
 
 /// Lets another thread run (a writer we wait for). Not for read paths.
@@ -192,7 +199,7 @@ pub(crate) mod file {
         // SAFETY: a zeroed stat is valid output space; fstat only writes it.
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         // SAFETY: `st` is a valid, writable stat.
-        (unsafe { libc::fstat(fd, &mut st) } == 0).then(|| (st.st_dev as u64, st.st_ino as u64))
+        (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev as u64, st.st_ino as u64))
     }
 
     impl OpenFile {

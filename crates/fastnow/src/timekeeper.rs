@@ -729,9 +729,9 @@ impl<C: Clocks> Writer<'_, C> {
         s.width > 4 * self.keeper.min_width.min(s.width) + 200
     }
 
-    /// Observes the machine and publishes the first state: the OS clock
-    /// (for good, or while the counter's rate is measured), then at once
-    /// the counter when the hardware publishes its frequency.
+    /// Observes the machine and publishes the first state: the OS clock,
+    /// for good, or for the first millisecond while the counter's rate is
+    /// measured.
     fn detect(&mut self) {
         let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
@@ -744,10 +744,7 @@ impl<C: Clocks> Writer<'_, C> {
             k.window.push(first);
             k.min_width = first.width;
             k.origin = FreqOrigin::Pending;
-            let promote_at = match decision.probe.freq {
-                Some(_) => first.mono,
-                None => first.mono + MIN_PERIOD_NS,
-            };
+            let promote_at = first.mono + MIN_PERIOD_NS;
             (promote_at, promote_at + grace(MIN_PERIOD_NS))
         } else {
             k.origin = FreqOrigin::Os;
@@ -759,10 +756,6 @@ impl<C: Clocks> Writer<'_, C> {
             end,
             ..State::default()
         });
-        if let (true, Some((hz, origin))) = (counter, decision.probe.freq) {
-            let slope = Line::slope_of_freq(hz).ok_or(Fallback::TooSlow);
-            self.promote(first, slope, origin);
-        }
     }
 
     /// One state update.
@@ -847,14 +840,29 @@ impl<C: Clocks> Writer<'_, C> {
             });
             return;
         }
-        let slope = match self.keeper.window.first() {
+        let measured = match self.keeper.window.first() {
             Some(first) if sample.ticks > first.ticks && sample.mono > first.mono => {
                 Line::slope(sample.mono - first.mono, sample.ticks - first.ticks)
                     .ok_or(Fallback::TooSlow)
             }
             _ => Err(Fallback::Stalled),
         };
-        self.promote(sample, slope, FreqOrigin::Measured);
+        // A frequency the hardware publishes (CPUID, CNTFRQ_EL0, CPUCFG…) is
+        // exact when right — a crystal's ratio, where a millisecond's
+        // measurement is good to tens of ppm — but firmware and emulators
+        // publish wrong ones too (off by 18× under one emulator here). So it
+        // is used only when the measurement agrees with it within 1/64.
+        let published = self
+            .keeper
+            .decision
+            .and_then(|d| d.probe.freq)
+            .and_then(|(hz, origin)| Some((Line::slope_of_freq(hz)?, origin)));
+        match (measured, published) {
+            (Ok(m), Some((p, origin))) if p.abs_diff(m) <= m >> 6 => {
+                self.promote(sample, Ok(p), origin)
+            }
+            _ => self.promote(sample, measured, FreqOrigin::Measured),
+        }
     }
 
     /// Reads the kernel's verdict again; when it no longer vouches for the
@@ -1203,7 +1211,8 @@ pub struct ClockInfo {
     /// has run a second).
     pub calibration_baseline: Duration,
     /// How long the process read the OS clock before the counter took over
-    /// (the warm-up; zero when the hardware publishes its frequency).
+    /// (the warm-up: about a millisecond, or more when nothing read the
+    /// clock in between, since the switch happens at a reading).
     pub calibration_time: Duration,
     /// How many times the rate was measured since start-up.
     pub refinements: u32,

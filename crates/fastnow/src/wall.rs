@@ -253,7 +253,7 @@ impl core::fmt::Debug for UnixTime {
 /// ```
 /// use fastnow::UnixTime;
 /// use std::time::{Duration, UNIX_EPOCH};
-/// assert!(UnixTime::try_from(UNIX_EPOCH - Duration::from_nanos(1)).unwrap_err().is_before_epoch());
+/// assert!(UnixTime::try_from(UNIX_EPOCH - Duration::from_micros(1)).unwrap_err().is_before_epoch());
 /// let max = UNIX_EPOCH + Duration::from_nanos(u64::MAX);
 /// assert_eq!(UnixTime::try_from(max).unwrap().as_nanos(), u64::MAX);
 /// assert!(UnixTime::try_from(max + Duration::from_nanos(1)).unwrap_err().is_after_max());

@@ -504,19 +504,42 @@ fn wall_near_the_ends_of_its_range() {
 /// measured (no wait), then the counter takes over a little ahead.
 #[test]
 fn warm_up_then_counter() {
-    for published in [false, true] {
-        let tk = Timekeeper::new(Sim::new(published.then_some(FREQ)));
+    // (what the hardware publishes, whether the first counter line uses it)
+    for (published, believed) in [
+        (None, false),
+        (Some(FREQ), true),
+        // An emulator's CPUCFG was off by 18x: measured, not believed.
+        (Some(FREQ * 18), false),
+    ] {
+        let tk = Timekeeper::new(Sim::new(published));
         let first = tk.read_nanos(false);
-        let info_mode = tk.state().mode;
-        assert_eq!(info_mode == MODE_COUNTER, published);
+        assert_eq!(
+            tk.state().mode,
+            MODE_OS,
+            "the first millisecond reads the OS clock"
+        );
         let mut last = first;
+        let mut first_counter_slope = None;
         for _ in 0..100 {
             tk.clocks.w().tau += 100_000;
             let v = tk.read_nanos(false);
             assert!(v >= last);
             last = v;
+            let s = tk.state();
+            if s.mode == MODE_COUNTER && first_counter_slope.is_none() {
+                first_counter_slope = Some(s.line.slope);
+            }
         }
-        assert_eq!(tk.state().mode, MODE_COUNTER);
+        let slope = first_counter_slope.expect("the counter took over");
+        let exact = Line::slope_of_freq(FREQ).unwrap();
+        if believed {
+            assert_eq!(slope, exact, "the published frequency, exactly");
+        } else {
+            assert!(
+                slope.abs_diff(exact) < exact / 10_000,
+                "measured: {slope} vs {exact}"
+            );
+        }
         let info = tk.info();
         assert_eq!(info.source, Source::Counter);
         assert!(
