@@ -394,6 +394,14 @@ mod upkeep {
         fd: Option<i32>,
     }
 
+    /// Seconds as a `time_t`, which is 32 bits on some targets (there
+    /// clamped to 2038); generic so as not to name the type, whose
+    /// width musl is changing.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn secs<T: TryFrom<i64> + From<i32>>(s: i64) -> T {
+        T::try_from(s).unwrap_or(T::from(i32::MAX))
+    }
+
     #[cfg(any(target_os = "linux", target_os = "android"))]
     impl ClockWatch {
         fn new() -> ClockWatch {
@@ -412,9 +420,7 @@ mod upkeep {
         /// reports clock changes.
         fn arm(&mut self) {
             let Some(fd) = self.fd else { return };
-            // `time_t` is 32 bits on some targets: there the cast clamps.
-            #[allow(clippy::unnecessary_cast)]
-            let far = (1i64 << 40).min(libc::time_t::MAX as i64) as libc::time_t;
+            let far = secs(1 << 40);
             let spec = libc::itimerspec {
                 it_interval: libc::timespec {
                     tv_sec: 0,
@@ -461,7 +467,7 @@ mod upkeep {
                 revents: 0,
             };
             let ts = libc::timespec {
-                tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_sec: secs(d.as_secs().min(i32::MAX as u64) as i64),
                 tv_nsec: d.subsec_nanos() as libc::c_long,
             };
             // SAFETY: one valid pollfd; the timeout is a valid timespec; no

@@ -263,17 +263,18 @@ impl KernelVerdict {
 }
 
 /// The kernel's name for the counter when it uses it as its clocksource,
-/// where the kernel's verdict is checked: Linux on x86_64. aarch64 is not
+/// where the kernel's verdict is checked: Linux on x86_64, and Windows on
+/// x86_64 (its rule is at `read_verdict`). aarch64 is not
 /// checked: its counter is architecturally shared by all cores (and under
 /// qemu-user sysfs describes the host, not the emulated machine).
 #[cfg(all(
     target_arch = "x86_64",
-    any(target_os = "linux", target_os = "android")
+    any(target_os = "linux", target_os = "android", windows)
 ))]
 const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("tsc");
 #[cfg(not(all(
     target_arch = "x86_64",
-    any(target_os = "linux", target_os = "android")
+    any(target_os = "linux", target_os = "android", windows)
 )))]
 const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
 
@@ -483,6 +484,28 @@ mod tests {
 
     fn cs(name: &str) -> KernelVerdict {
         KernelVerdict::Clocksource(Clocksource::new(name.as_bytes()))
+    }
+
+    /// Windows' verdict is its performance counter's frequency: 10 MHz
+    /// (QPC reads the TSC) counts as "tsc", any other is named after it.
+    #[cfg(all(windows, target_arch = "x86_64"))]
+    #[test]
+    fn windows_names_its_performance_counter() {
+        let mut file = VerdictFile::CLOSED;
+        let KernelVerdict::Clocksource(cs) = kernel_verdict(&mut file) else {
+            panic!("QueryPerformanceFrequency gave no verdict");
+        };
+        let name = cs.as_str();
+        assert!(
+            name == "tsc" || (name.starts_with("qpc-") && name[4..].parse::<u64>().is_ok()),
+            "{name}"
+        );
+        // The verdict is what decides, and what clock_info reports.
+        let info = crate::clock_info();
+        assert_eq!(
+            info.kernel_clocksource.as_ref().map(|c| c.as_str()),
+            Some(name)
+        );
     }
 
     #[test]

@@ -73,6 +73,8 @@ use core::time::Duration;
 /// matching the two sources, this covers the rate's error over the few
 /// hundred microseconds between sample and take-over.
 pub(crate) const MARGIN_NS: u64 = 100;
+/// How many more samples a source switch takes when one was preempted.
+const SWITCH_SAMPLE_TRIES: u32 = 8;
 /// First sync period; periods then follow the rate window, up to `MAX_PERIOD_NS`.
 const MIN_PERIOD_NS: u64 = 1_000_000;
 /// Longest time between two state updates.
@@ -725,6 +727,24 @@ impl<C: Clocks> Writer<'_, C> {
 
     /// Whether a sample's brackets were all wide (the thread was preempted
     /// or interrupted in each): its moment is too uncertain to use.
+    /// A sample for matching two sources, where the bracket's width becomes
+    /// a forward step of every reading (`switch_margin`): a preempted one is
+    /// taken again, a few times (a switch happens once; a thread preempted
+    /// mid-sample usually runs on undisturbed once it is back).
+    fn narrow_sample(&self) -> Sample {
+        let mut best = self.sample();
+        for _ in 0..SWITCH_SAMPLE_TRIES {
+            if !self.preempted(&best) {
+                break;
+            }
+            let s = self.sample();
+            if s.width < best.width {
+                best = s;
+            }
+        }
+        best
+    }
+
     fn preempted(&self, s: &Sample) -> bool {
         s.width > 4 * self.keeper.min_width.min(s.width) + 200
     }
@@ -1069,14 +1089,19 @@ impl<C: Clocks> Writer<'_, C> {
     /// above the piece's last value.
     fn demote_at_end(&mut self, reason: Fallback) {
         let old = self.keeper.state;
-        let s = self.sample();
-        if s.ticks < old.end {
+        // Until the end only the counter is read: every reader past
+        // `trigger` comes here while the switch waits.
+        let now = self.now_ticks();
+        if now < old.end {
             if self.tk.upkeep.load(Ordering::Relaxed) {
-                let due = s.mono.saturating_add(old.line.nanos_for(old.end - s.ticks));
+                let due = self
+                    .mono()
+                    .saturating_add(old.line.nanos_for(old.end - now));
                 self.tk.upkeep_due.store(due, Ordering::Relaxed);
             }
             return;
         }
+        let s = self.narrow_sample();
         let takeover = s.mono.saturating_sub(old.line.nanos_for(s.ticks - old.end));
         let value = old.line.at(old.end).wrapping_add(switch_margin(&s));
         let k = &mut *self.keeper;
@@ -1223,7 +1248,9 @@ pub struct ClockInfo {
     pub demoted_at: Option<UnixTime>,
     /// What `FASTNOW_CLOCK` said.
     pub env_override: EnvOverride,
-    /// The kernel's clocksource at the last check (Linux x86 only).
+    /// The kernel's clocksource at the last check (x86_64 Linux; on x86_64
+    /// Windows `"tsc"` when `QueryPerformanceFrequency` is 10 MHz, else
+    /// `"qpc-<Hz>"`).
     pub kernel_clocksource: Option<detect::Clocksource>,
     /// Whether the counter is invariant.
     pub invariant: bool,

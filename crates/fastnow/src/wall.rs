@@ -254,9 +254,11 @@ impl core::fmt::Debug for UnixTime {
 /// use fastnow::UnixTime;
 /// use std::time::{Duration, UNIX_EPOCH};
 /// assert!(UnixTime::try_from(UNIX_EPOCH - Duration::from_micros(1)).unwrap_err().is_before_epoch());
-/// let max = UNIX_EPOCH + Duration::from_nanos(u64::MAX);
-/// assert_eq!(UnixTime::try_from(max).unwrap().as_nanos(), u64::MAX);
-/// assert!(UnixTime::try_from(max + Duration::from_nanos(1)).unwrap_err().is_after_max());
+/// // A whole number of 100 ns, the unit of Windows' `SystemTime`.
+/// let last = u64::MAX - u64::MAX % 100;
+/// let max = UNIX_EPOCH + Duration::from_nanos(last);
+/// assert_eq!(UnixTime::try_from(max).unwrap().as_nanos(), last);
+/// assert!(UnixTime::try_from(max + Duration::from_micros(1)).unwrap_err().is_after_max());
 /// ```
 #[cfg(feature = "std")]
 impl TryFrom<std::time::SystemTime> for UnixTime {
