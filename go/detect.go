@@ -331,7 +331,7 @@ func Supported() bool { return proc.counterChosen() }
 // reports is the rate in use. Not meant for the hot path.
 func Source() Info {
 	info := proc.info()
-	switch monoMode.Load() {
+	switch monoMode.Load() &^ monoMocked {
 	case monoHighWater:
 		info.MonotonicMode = "high-water"
 	case monoOrdered:
