@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -22,6 +23,7 @@ var System Clock = systemClock{}
 func (systemClock) Now() Instant                  { return Now() }
 func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
 func (systemClock) UnixNano() int64               { return UnixNano() }
+func (systemClock) String() string                { return "fastnow.System" }
 
 // ManualClock is a Clock for tests: its time moves only by Advance and Set.
 // Safe for concurrent use.
@@ -73,4 +75,13 @@ func (c *ManualClock) UnixNano() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.unix
+}
+
+// String shows both of the clock's times: the monotonic one as a duration
+// (as Instant.String does) and the Unix time in RFC 3339, UTC.
+func (c *ManualClock) String() string {
+	c.mu.Lock()
+	mono, unix := c.mono, c.unix
+	c.mu.Unlock()
+	return fmt.Sprintf("ManualClock(monotonic %v, Unix %s)", time.Duration(mono), time.Unix(0, unix).UTC().Format(time.RFC3339Nano))
 }

@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -14,6 +15,23 @@ import (
 var procStart = time.Now()
 
 func monoNow() int64 { return int64(time.Since(procStart)) }
+
+// osClockName names the clock the precise tier reads on the OS source,
+// for Info: the one package time's monotonic readings come from, except on
+// Windows (osclock_windows.go).
+var osClockName = func() string {
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		return "mach_absolute_time"
+	case "windows":
+		return "QueryPerformanceCounter"
+	case "js":
+		return "performance.now"
+	case "wasip1":
+		return "the WASI monotonic clock"
+	}
+	return "CLOCK_MONOTONIC"
+}()
 
 // realReference, when set, replaces time.Now as the wall tier's reference
 // (tests inject clock steps and the ends of the range with it, never

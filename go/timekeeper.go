@@ -916,7 +916,7 @@ func (tk *timekeeper) info() Info {
 	info := Info{
 		Source:          "os",
 		Counter:         p.counter,
-		OrderedRead:     "time.Since (CLOCK_MONOTONIC)",
+		OrderedRead:     osClockName,
 		FreqHz:          1_000_000_000,
 		FreqOrigin:      k.origin,
 		PublishedFreqHz: p.freqHz,
