@@ -14,11 +14,12 @@ import (
 
 // How the frequency in use was obtained (Info.FreqOrigin).
 const (
-	OriginCPUID      = "cpuid"      // CPUID leaf 0x15
-	OriginHypervisor = "hypervisor" // CPUID leaf 0x40000010
-	OriginRegister   = "register"   // CNTFRQ_EL0
-	OriginMeasured   = "measured"   // against CLOCK_MONOTONIC
-	OriginOS         = "os"         // the OS clock counts nanoseconds
+	OriginCPUID      = "cpuid"       // CPUID leaf 0x15
+	OriginHypervisor = "hypervisor"  // CPUID leaf 0x40000010
+	OriginRegister   = "register"    // CNTFRQ_EL0
+	OriginDeviceTree = "device-tree" // the device tree's timebase-frequency (riscv64)
+	OriginMeasured   = "measured"    // against CLOCK_MONOTONIC
+	OriginOS         = "os"          // the OS clock counts nanoseconds
 	// OriginPending: the counter is chosen but not in use yet (a process's
 	// first millisecond reads the OS clock while the rate is measured).
 	// Source waits the warm-up out, so it never reports it.
@@ -61,7 +62,7 @@ type Info struct {
 	OrderedRead     string        // the instruction sequence behind OrderedNanotime
 	FreqHz          uint64        // ticks per second in use (1e9 for the OS clock)
 	FreqOrigin      string        // one of the Origin constants
-	PublishedFreqHz uint64        // the frequency the hardware published, 0 if none
+	PublishedFreqHz uint64        // the frequency the hardware published, 0 if none (on loong64 reported only: the rate is measured)
 	Baseline        time.Duration // window the rate in use was measured over (OriginMeasured)
 	CalibrationWait time.Duration // how long the process read the OS clock before the counter took over (the warm-up)
 	Refinements     int           // rate measurements since start-up
@@ -146,8 +147,9 @@ func formatHz(hz uint64) string {
 type probe struct {
 	counter                     string // "" when the platform has no backend
 	invariant                   bool
-	freqHz                      uint64
+	freqHz                      uint64 // the frequency to use, 0 to measure it
 	freqOrigin                  string
+	publishedHz                 uint64 // a frequency reported only (0: freqHz's)
 	orderedRead, orderedReadAlt string
 	useAlt                      bool
 	hypervisor                  string

@@ -919,7 +919,7 @@ func (tk *timekeeper) info() Info {
 		OrderedRead:     osClockName,
 		FreqHz:          1_000_000_000,
 		FreqOrigin:      k.origin,
-		PublishedFreqHz: p.freqHz,
+		PublishedFreqHz: max(p.freqHz, p.publishedHz),
 		Refinements:     k.refinements,
 		Fallback:        d.fallback,
 		EnvOverride:     d.env,
