@@ -91,11 +91,9 @@ test-faults:
 # logged in target/platforms/logs/; PLATFORMS picks steps, e.g.
 #   make test-platforms PLATFORMS="rust-wasi go-wasip1"
 # PLATFORMS_KNOWN_FAILING: steps that fail for want of library support; they
-# are reported, not counted against the run. Today:
-#   go-windows    package time reads a coarse clock on Windows; the tests
-#                 comparing against it need a bound of its resolution
+# are reported, not counted against the run. Today: none.
 PLATFORMS ?=
-PLATFORMS_KNOWN_FAILING ?= go-windows
+PLATFORMS_KNOWN_FAILING ?=
 test-platforms:
 	.ci/platforms/install
 	KNOWN_FAILING="$(PLATFORMS_KNOWN_FAILING)" .ci/platforms/run $(PLATFORMS)

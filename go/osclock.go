@@ -14,8 +14,6 @@ import (
 // package loaded, and what the precise clocks read on the OS source.
 var procStart = time.Now()
 
-func monoNow() int64 { return int64(time.Since(procStart)) }
-
 // osClockName names the clock the precise tier reads on the OS source,
 // for Info: the one package time's monotonic readings come from, except on
 // Windows (osclock_windows.go).
@@ -45,7 +43,7 @@ func realNow() uint64 {
 	if f := realReference.Load(); f != nil {
 		return unixClamped((*f)())
 	}
-	return unixClamped(time.Now())
+	return systemRealNow()
 }
 
 // unixClamped is t in Unix nanoseconds, clamped to [0, MaxInt64].
