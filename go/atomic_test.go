@@ -82,6 +82,7 @@ func TestAtomicInstantUnderContention(t *testing.T) {
 				return
 			default:
 			}
+			runtime.Gosched() // wasm: goroutines are not preempted
 			if now := a.Load(); now.Before(last) {
 				backwards <- now
 				close(backwards)

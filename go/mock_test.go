@@ -2,6 +2,7 @@ package fastnow
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -185,6 +186,7 @@ func TestUseClockWhileReading(t *testing.T) {
 				// Each clock on its own: MonotonicNanotime may be ahead of
 				// this goroutine's Nanotime (another goroutine raised the
 				// mark), and the coarse tier lags.
+				runtime.Gosched() // wasm: goroutines are not preempted
 				for i, v := range [...]int64{Nanotime(), MonotonicNanotime(), OrderedNanotime(), RecentNanotime()} {
 					if v >= mockBase {
 						continue
