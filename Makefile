@@ -79,10 +79,16 @@ test-go:
 # bounds of spec/SEMANTICS.md asserted; every change is undone in a guard.
 # Needs CAP_SYS_TIME (root): prints SKIPPED with the reason otherwise.
 # Run alone: it moves the machine's clock for about two minutes.
+# The Go side (go/cmd/fastnow-faults) runs the same events against the same
+# bounds, after the Rust side; each mode in its own process, because the
+# clocksource switch (last) moves a process to the OS clock for good.
 test-faults:
 	$(CARGO) build --release -q -p fastnow-bench --bin faults
 	target/release/faults
 	target/release/faults --upkeep
+	mkdir -p target && cd go && $(GO) build -o ../target/fastnow-faults ./cmd/fastnow-faults
+	target/fastnow-faults
+	target/fastnow-faults -upkeep
 
 # The other platforms: the fastnow crate's full test suite and the Go tests
 # under emulators (riscv64 and loongarch64 under qemu-user, Windows under
