@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -465,9 +466,12 @@ func run(upkeep, quick bool) int {
 		for _, c := range e.checks {
 			total++
 			value := c.note
-			if c.value != nil {
-				value = fmt.Sprintf("%.3f %s", *c.value, c.unit)
-			} else if value == "" {
+			switch {
+			case c.value != nil && c.unit == "":
+				value = fmt.Sprintf("%.0f", *c.value)
+			case c.value != nil:
+				value = fmt.Sprintf("%s %s", strconv.FormatFloat(*c.value, 'f', 3, 64), c.unit)
+			case value == "":
 				value = "never"
 			}
 			verdict := "MISSED"
@@ -477,7 +481,8 @@ func run(upkeep, quick bool) int {
 			} else {
 				missed = append(missed, e.name+": "+c.what)
 			}
-			fmt.Printf("| %s | %s | %s | %g %s | %s |\n", e.name, c.what, value, c.bound, c.unit, verdict)
+			bound := strings.TrimSpace(strconv.FormatFloat(c.bound, 'f', -1, 64) + " " + c.unit)
+			fmt.Printf("| %s | %s | %s | %s | %s |\n", e.name, c.what, value, bound, verdict)
 		}
 	}
 	fmt.Printf("\n%d of %d bounds met (%s); %s\n", met, total, mode, fastnow.Source())
