@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -22,19 +23,20 @@ var System Clock = systemClock{}
 func (systemClock) Now() Instant                  { return Now() }
 func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
 func (systemClock) UnixNano() int64               { return UnixNano() }
+func (systemClock) String() string                { return "fastnow.System" }
 
 // ManualClock is a Clock for tests: its time moves only by Advance and Set.
 // Safe for concurrent use.
 type ManualClock struct {
-	mu       sync.Mutex
-	nanotime int64
-	unix     int64
+	mu   sync.Mutex
+	mono int64
+	unix int64
 }
 
 // NewManualClock returns a clock whose Unix time is start and whose
 // monotonic time starts at one second.
 func NewManualClock(start time.Time) *ManualClock {
-	return &ManualClock{nanotime: int64(time.Second), unix: start.UnixNano()}
+	return &ManualClock{mono: int64(time.Second), unix: start.UnixNano()}
 }
 
 // Advance moves both the monotonic and the Unix time forward by d (d >= 0).
@@ -43,7 +45,7 @@ func (c *ManualClock) Advance(d time.Duration) {
 		panic("fastnow: ManualClock.Advance with a negative duration")
 	}
 	c.mu.Lock()
-	c.nanotime += int64(d)
+	c.mono += int64(d)
 	c.unix += int64(d)
 	c.mu.Unlock()
 }
@@ -57,10 +59,12 @@ func (c *ManualClock) Set(t time.Time) {
 }
 
 // Now returns the clock's monotonic time as an Instant.
-func (c *ManualClock) Now() Instant {
+func (c *ManualClock) Now() Instant { return Instant{c.nanotime()} }
+
+func (c *ManualClock) nanotime() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Instant{c.nanotime}
+	return c.mono
 }
 
 // Since returns the clock's time since i.
@@ -71,4 +75,13 @@ func (c *ManualClock) UnixNano() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.unix
+}
+
+// String shows both of the clock's times: the monotonic one as a duration
+// (as Instant.String does) and the Unix time in RFC 3339, UTC.
+func (c *ManualClock) String() string {
+	c.mu.Lock()
+	mono, unix := c.mono, c.unix
+	c.mu.Unlock()
+	return fmt.Sprintf("ManualClock(monotonic %v, Unix %s)", time.Duration(mono), time.Unix(0, unix).UTC().Format(time.RFC3339Nano))
 }

@@ -61,9 +61,26 @@ func Recent() Instant { return Instant{RecentNanotime()} }
 
 // Refresh reads the clocks into the cache and returns the new Nanotime: a
 // MonotonicNanotime reading and the wall tier. The cached Nanotime keeps the
-// largest value stored, so it never goes back.
+// largest value stored, so it never goes back. While a test's ManualClock
+// is in use (UseClock) it returns the mock's Nanotime and leaves the cache
+// alone.
 func Refresh() int64 {
-	n := max(MonotonicNanotime(), 1) // never 0, the "unset" value
+	if c := mocked.Load(); c != nil {
+		return c.nanotime()
+	}
+	return refreshReal()
+}
+
+// refreshReal is Refresh on the real clocks. No mock reading ever enters
+// the cache, and the cache stays empty while a mock is in use (UseClock
+// empties it, so that the one-load fast paths above find 0 and ask
+// firstUse, which reads the mock): a refresh that raced with UseClock
+// empties it again after storing.
+func refreshReal() int64 {
+	n := max(monotonicReal(), 1) // never 0, the "unset" value
+	if mocked.Load() != nil {
+		return n
+	}
 	for {
 		seen := recentNanotime.v.Load()
 		if n <= seen {
@@ -75,8 +92,17 @@ func Refresh() int64 {
 		}
 	}
 	// Never 0 (the "unset" value), even for a clock read at its epoch.
-	recentUnix.v.Store(max(UnixNano(), 1))
+	recentUnix.v.Store(max(unixNanoReal(), 1))
+	if mocked.Load() != nil {
+		emptyRecent()
+	}
 	return n
+}
+
+// emptyRecent empties the coarse tier's cache (UseClock).
+func emptyRecent() {
+	recentNanotime.v.Store(0)
+	recentUnix.v.Store(0)
 }
 
 var (
@@ -97,13 +123,26 @@ type upkeeper struct {
 // always refreshes: a value another goroutine's refresh has not stored yet
 // must not be read as unset or as 1970.
 //
+// While a test's ManualClock is in use, the cache is empty and this reads
+// the mock instead (starting nothing).
+//
 //go:noinline
 func firstUse(cached *paddedInt64) int64 {
-	Refresh()
-	if !noAutoUpkeep.Swap(true) {
-		_ = StartUpkeep(DefaultResolution) // already running is fine
+	for {
+		if c := mocked.Load(); c != nil {
+			if cached == &recentUnix {
+				return c.UnixNano()
+			}
+			return c.nanotime()
+		}
+		refreshReal()
+		if !noAutoUpkeep.Swap(true) {
+			_ = StartUpkeep(DefaultResolution) // already running is fine
+		}
+		if v := cached.v.Load(); v != 0 {
+			return v
+		}
 	}
-	return cached.v.Load()
 }
 
 // ErrUpkeepRunning is returned by StartUpkeep while an upkeep goroutine runs.
@@ -121,7 +160,7 @@ func StartUpkeep(resolution time.Duration) error {
 	if upkeep != nil {
 		return fmt.Errorf("%w (resolution %v)", ErrUpkeepRunning, upkeep.resolution)
 	}
-	Refresh()
+	refreshReal()
 	u := &upkeeper{resolution: resolution, stop: make(chan struct{}), done: make(chan struct{})}
 	proc.setUpkeep(true)
 	go u.run()
@@ -141,10 +180,10 @@ func (u *upkeeper) run() {
 	defer timer.Stop()
 	wasSet := false
 	for {
-		Refresh()
+		refreshReal()
 		next := proc.upkeepTurn(wasSet)
 		if wasSet {
-			Refresh() // the cached Unix time follows the step at once
+			refreshReal() // the cached Unix time follows the step at once
 		}
 		// Until the next refresh, or the next state update if sooner.
 		sleep := u.resolution

@@ -5,9 +5,10 @@
 // each
 // (nanotime_generic.go is the same in Go, and the tests hold these to it).
 //
-// Reasoning: proc.state is an atomic.Pointer[state] whose only word is the
-// pointer (the tests check its size and the offsets below), and a plain MOVQ
-// is the atomic load sync/atomic performs on amd64. A published state is
+// Reasoning: proc.view (and proc.state, for the *Real variants at the end)
+// is an atomic.Pointer[state] whose only word is the pointer (the tests
+// check its size and the offsets below), and a plain MOVQ is the atomic
+// load sync/atomic performs on amd64. A published state is
 // immutable, so every field read through the pointer belongs to that one
 // state. A nil pointer (nothing published yet) and a zero span or deadline
 // (the OS source, or a wall line that must not be used) go to the slow path
@@ -19,7 +20,7 @@
 // func nanotimeCounter() int64
 // takeover <= t < trigger, as one unsigned compare: t - takeover < span.
 TEXT ·nanotimeCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
+	MOVQ  ·proc+timekeeper_view(SB), SI
 	TESTQ SI, SI
 	JZ    slow
 	MOVQ  state_span(SI), CX
@@ -44,7 +45,7 @@ slow:
 // orderedAlt says RDTSCP is missing (both wait for every earlier load).
 // RDTSCP writes ECX, so span is kept in R8.
 TEXT ·orderedNanotimeCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
+	MOVQ  ·proc+timekeeper_view(SB), SI
 	TESTQ SI, SI
 	JZ    slow
 	MOVQ  state_span(SI), R8
@@ -75,7 +76,7 @@ slow:
 // t < wallDeadline; wall values lie within [0, MaxInt64] there (the line is
 // published only well inside that range).
 TEXT ·unixNanoCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
+	MOVQ  ·proc+timekeeper_view(SB), SI
 	TESTQ SI, SI
 	JZ    slow
 	MOVQ  state_wallDeadline(SI), CX
@@ -93,22 +94,98 @@ TEXT ·unixNanoCounter(SB), NOSPLIT, $0-8
 slow:
 	JMP ·unixNanoSlow(SB)
 
-// func asmLayout() (stateField, takeover, span, lineOffset, lineSlope, wallOffset, wallSlope, wallDeadline uintptr)
-TEXT ·asmLayout(SB), NOSPLIT, $0-64
+// The same three, on proc.state: the real clocks, whatever a test's
+// ManualClock says (for the high-water mark and the coarse tier's cache).
+
+// func nanotimeReal() int64
+TEXT ·nanotimeReal(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_span(SI), CX
+	TESTQ CX, CX
+	JZ    slow
+	RDTSC
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	MOVQ  AX, BX
+	SUBQ  state_takeover(SI), BX
+	CMPQ  BX, CX
+	JAE   slow                         // outside [takeover, trigger)
+	MULQ  (state_line+Line_Slope)(SI)  // DX = (t * slope) >> 64
+	ADDQ  (state_line+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·nanotimeRealSlow(SB)
+
+// func orderedNanotimeReal() int64
+TEXT ·orderedNanotimeReal(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_span(SI), R8
+	TESTQ R8, R8
+	JZ    slow
+	CMPB  ·orderedAlt(SB), $0
+	JNE   alt
+	RDTSCP
+	JMP   read
+alt:
+	LFENCE
+	RDTSC
+read:
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	MOVQ  AX, BX
+	SUBQ  state_takeover(SI), BX
+	CMPQ  BX, R8
+	JAE   slow                         // outside [takeover, trigger)
+	MULQ  (state_line+Line_Slope)(SI)
+	ADDQ  (state_line+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·orderedNanotimeRealSlow(SB)
+
+// func unixNanoReal() int64
+TEXT ·unixNanoReal(SB), NOSPLIT, $0-8
+	MOVQ  ·proc+timekeeper_state(SB), SI
+	TESTQ SI, SI
+	JZ    slow
+	MOVQ  state_wallDeadline(SI), CX
+	TESTQ CX, CX
+	JZ    slow
+	RDTSC
+	SHLQ  $32, DX
+	ORQ   DX, AX                       // AX = t
+	CMPQ  AX, CX
+	JAE   slow                         // at or past the deadline
+	MULQ  (state_wall+Line_Slope)(SI)
+	ADDQ  (state_wall+Line_Offset)(SI), DX
+	MOVQ  DX, ret+0(FP)
+	RET
+slow:
+	JMP ·unixNanoRealSlow(SB)
+
+// func asmLayout() (stateField, viewField, takeover, span, lineOffset, lineSlope, wallOffset, wallSlope, wallDeadline uintptr)
+TEXT ·asmLayout(SB), NOSPLIT, $0-72
 	MOVQ $timekeeper_state, AX
 	MOVQ AX, stateField+0(FP)
+	MOVQ $timekeeper_view, AX
+	MOVQ AX, viewField+8(FP)
 	MOVQ $state_takeover, AX
-	MOVQ AX, takeover+8(FP)
+	MOVQ AX, takeover+16(FP)
 	MOVQ $state_span, AX
-	MOVQ AX, span+16(FP)
+	MOVQ AX, span+24(FP)
 	MOVQ $(state_line+Line_Offset), AX
-	MOVQ AX, lineOffset+24(FP)
+	MOVQ AX, lineOffset+32(FP)
 	MOVQ $(state_line+Line_Slope), AX
-	MOVQ AX, lineSlope+32(FP)
+	MOVQ AX, lineSlope+40(FP)
 	MOVQ $(state_wall+Line_Offset), AX
-	MOVQ AX, wallOffset+40(FP)
+	MOVQ AX, wallOffset+48(FP)
 	MOVQ $(state_wall+Line_Slope), AX
-	MOVQ AX, wallSlope+48(FP)
+	MOVQ AX, wallSlope+56(FP)
 	MOVQ $state_wallDeadline, AX
-	MOVQ AX, wallDeadline+56(FP)
+	MOVQ AX, wallDeadline+64(FP)
 	RET

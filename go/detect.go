@@ -14,11 +14,12 @@ import (
 
 // How the frequency in use was obtained (Info.FreqOrigin).
 const (
-	OriginCPUID      = "cpuid"      // CPUID leaf 0x15
-	OriginHypervisor = "hypervisor" // CPUID leaf 0x40000010
-	OriginRegister   = "register"   // CNTFRQ_EL0
-	OriginMeasured   = "measured"   // against CLOCK_MONOTONIC
-	OriginOS         = "os"         // the OS clock counts nanoseconds
+	OriginCPUID      = "cpuid"       // CPUID leaf 0x15
+	OriginHypervisor = "hypervisor"  // CPUID leaf 0x40000010
+	OriginRegister   = "register"    // CNTFRQ_EL0
+	OriginDeviceTree = "device-tree" // the device tree's timebase-frequency (riscv64)
+	OriginMeasured   = "measured"    // against CLOCK_MONOTONIC
+	OriginOS         = "os"          // the OS clock counts nanoseconds
 	// OriginPending: the counter is chosen but not in use yet (a process's
 	// first millisecond reads the OS clock while the rate is measured).
 	// Source waits the warm-up out, so it never reports it.
@@ -61,7 +62,7 @@ type Info struct {
 	OrderedRead     string        // the instruction sequence behind OrderedNanotime
 	FreqHz          uint64        // ticks per second in use (1e9 for the OS clock)
 	FreqOrigin      string        // one of the Origin constants
-	PublishedFreqHz uint64        // the frequency the hardware published, 0 if none
+	PublishedFreqHz uint64        // the frequency the hardware published, 0 if none (on loong64 reported only: the rate is measured)
 	Baseline        time.Duration // window the rate in use was measured over (OriginMeasured)
 	CalibrationWait time.Duration // how long the process read the OS clock before the counter took over (the warm-up)
 	Refinements     int           // rate measurements since start-up
@@ -76,20 +77,26 @@ type Info struct {
 	Upkeep          bool          // the upkeep goroutine does the state updates (readers only load)
 }
 
-// String summarises the decision in one line, for logs.
+// String summarises the decision in one line, for logs, e.g.
+//
+//	counter TSC (RDTSC) at 2.445384 GHz (measured over 1s, 12 refinements); ordered read RDTSCP; MonotonicNanotime high-water; kernel clocksource tsc; hypervisor KVMKVMKVM
+//	OS clock (CLOCK_MONOTONIC); fallback: the kernel's clocksource is hpet, not the counter (...)
 func (i Info) String() string {
 	var b strings.Builder
 	if i.Source == "counter" {
-		fmt.Fprintf(&b, "counter %s at %d Hz (%s", i.Counter, i.FreqHz, i.FreqOrigin)
+		fmt.Fprintf(&b, "counter %s at %s (%s", i.Counter, formatHz(i.FreqHz), i.FreqOrigin)
+		if i.Baseline > 0 {
+			fmt.Fprintf(&b, " over %v", i.Baseline.Round(time.Microsecond))
+		}
+		switch {
+		case i.Refinements == 1:
+			b.WriteString(", 1 refinement")
+		case i.Refinements > 1:
+			fmt.Fprintf(&b, ", %d refinements", i.Refinements)
+		}
+		fmt.Fprintf(&b, "); ordered read %s; MonotonicNanotime %s", i.OrderedRead, i.MonotonicMode)
 	} else {
-		b.WriteString("OS clock (CLOCK_MONOTONIC")
-	}
-	if i.Baseline > 0 {
-		fmt.Fprintf(&b, " over %v", i.Baseline)
-	}
-	b.WriteString(")")
-	if i.Source == "counter" {
-		fmt.Fprintf(&b, "; MonotonicNanotime: %s", i.MonotonicMode)
+		fmt.Fprintf(&b, "OS clock (%s)", osClockName)
 	}
 	if i.Fallback != "" {
 		fmt.Fprintf(&b, "; fallback: %s", i.Fallback)
@@ -97,20 +104,52 @@ func (i Info) String() string {
 	if !i.DemotedAt.IsZero() {
 		fmt.Fprintf(&b, " (since %s)", i.DemotedAt.UTC().Format(time.RFC3339Nano))
 	}
+	if i.Clocksource != "" {
+		fmt.Fprintf(&b, "; kernel clocksource %s", i.Clocksource)
+	}
 	if i.Hypervisor != "" {
 		fmt.Fprintf(&b, "; hypervisor %s", i.Hypervisor)
 	}
+	if i.Upkeep {
+		b.WriteString("; upkeep goroutine running")
+	}
 	if i.EnvOverride == EnvInvalid {
 		fmt.Fprintf(&b, "; FASTNOW_CLOCK=%q ignored (valid values: counter, os)", i.EnvValue)
+	} else if i.EnvOverride != EnvUnset {
+		fmt.Fprintf(&b, "; FASTNOW_CLOCK=%s", i.EnvOverride)
 	}
 	return b.String()
+}
+
+// formatHz formats a frequency with six significant decimals in the
+// largest unit that keeps it at 1 or more: "2.445384 GHz", "24 MHz".
+func formatHz(hz uint64) string {
+	units := []struct {
+		name string
+		size uint64
+	}{{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}}
+	for _, u := range units {
+		if hz >= u.size {
+			whole, frac := hz/u.size, hz%u.size
+			if frac == 0 {
+				return fmt.Sprintf("%d %s", whole, u.name)
+			}
+			digits := fmt.Sprintf("%0*d", len(fmt.Sprint(u.size))-1, frac)
+			if len(digits) > 6 {
+				digits = digits[:6]
+			}
+			return fmt.Sprintf("%d.%s %s", whole, strings.TrimRight(digits, "0"), u.name)
+		}
+	}
+	return fmt.Sprintf("%d Hz", hz)
 }
 
 type probe struct {
 	counter                     string // "" when the platform has no backend
 	invariant                   bool
-	freqHz                      uint64
+	freqHz                      uint64 // the frequency to use, 0 to measure it
 	freqOrigin                  string
+	publishedHz                 uint64 // a frequency reported only (0: freqHz's)
 	orderedRead, orderedReadAlt string
 	useAlt                      bool
 	hypervisor                  string
@@ -331,7 +370,7 @@ func Supported() bool { return proc.counterChosen() }
 // reports is the rate in use. Not meant for the hot path.
 func Source() Info {
 	info := proc.info()
-	switch monoMode.Load() {
+	switch monoMode.Load() &^ monoMocked {
 	case monoHighWater:
 		info.MonotonicMode = "high-water"
 	case monoOrdered:

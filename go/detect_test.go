@@ -140,6 +140,54 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
+// The FASTNOW_CLOCK cases in this process, on every target (wasm too,
+// where TestOverrides cannot start a process): a fresh timekeeper on this
+// machine's clocks, detecting with each value of the variable, then read.
+func TestOverridesInProcess(t *testing.T) {
+	if forcedTimePackage {
+		t.Skip("with the fastnow_time tag every read goes through package time, whatever FASTNOW_CLOCK says")
+	}
+	hasCounter := probeCounter().counter != ""
+	for _, c := range []struct {
+		value, env, fallback string
+		counter              bool // the counter is chosen
+	}{
+		{"os", EnvOS, FallbackForced, false},
+		{" OS\n", EnvOS, FallbackForced, false},
+		{"counter", EnvCounter, "", hasCounter},
+		{"rdtsc please", EnvInvalid, "", false},
+	} {
+		t.Setenv("FASTNOW_CLOCK", c.value)
+		tk := &timekeeper{clocks: &machine{}}
+		tk.finishWarmUp()
+		first := tk.read(false)
+		time.Sleep(time.Millisecond)
+		second := tk.read(true)
+		d := tk.k.decision
+		if d.env != c.env {
+			t.Errorf("FASTNOW_CLOCK=%q: read as %q, want %q", c.value, d.env, c.env)
+		}
+		if c.env == EnvInvalid {
+			if d.raw != c.value {
+				t.Errorf("FASTNOW_CLOCK=%q: raw value %q", c.value, d.raw)
+			}
+			continue // the default decision: this machine's
+		}
+		if !hasCounter && c.env != EnvOS {
+			c.fallback = FallbackNoCounter
+		}
+		if d.fallback != c.fallback && !(c.env == EnvCounter && d.fallback == FallbackDisabled) {
+			t.Errorf("FASTNOW_CLOCK=%q: fallback %q, want %q", c.value, d.fallback, c.fallback)
+		}
+		if chosen := tk.state.Load().mode == modeCounter; chosen != (c.counter && d.fallback == "") {
+			t.Errorf("FASTNOW_CLOCK=%q: counter in use %v", c.value, chosen)
+		}
+		if second < first+uint64(time.Millisecond) {
+			t.Errorf("FASTNOW_CLOCK=%q: readings %d then %d, a millisecond apart", c.value, first, second)
+		}
+	}
+}
+
 func TestChildOS(t *testing.T) {
 	inChild(t)
 	a := Now()
@@ -151,7 +199,7 @@ func TestChildOS(t *testing.T) {
 	if a.Elapsed() < 2*time.Millisecond || MonotonicNanotime() < a.Nanotime() || OrderedNanotime() < a.Nanotime() {
 		t.Fatal("OS fallback API")
 	}
-	if d := UnixNano() - time.Now().UnixNano(); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
+	if d := UnixNano() - systemWallNow(); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
 		t.Fatalf("UnixNano off by %d", d)
 	}
 }

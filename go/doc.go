@@ -52,9 +52,20 @@
 // clocksource file, the upkeep's timerfd) are close-on-exec, so the new
 // program inherits none of them either.
 //
+// # Stamps shared between goroutines
+//
+// AtomicInstant and AtomicUnixNano hold a stamp that goroutines update
+// without a lock (the "last seen" time of a cache entry or a connection);
+// StoreIfNewer and StoreMax only ever move it forward.
+//
 // # Tests
 //
-// Take a Clock (System or a ManualClock), or build with -tags fastnow_time
-// so every reading goes through package time and testing/synctest bubbles
-// control it.
+// Three ways to control time in a test:
+//
+//   - Code that takes a Clock (System, or a ManualClock in tests).
+//   - Code that calls the package functions directly: t.Cleanup(UseClock(m))
+//     points every one of them at the ManualClock m, for every goroutine,
+//     until the test ends (tests that do so are serialised).
+//   - Build with -tags fastnow_time: every reading goes through package
+//     time, so testing/synctest bubbles control it.
 package fastnow

@@ -1,3 +1,3 @@
 module github.com/fastnow/fastnow/go
 
-go 1.24
+go 1.22

@@ -1,6 +1,9 @@
 package fastnow
 
-import "math/bits"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Line is a conversion from counter ticks to nanoseconds:
 //
@@ -91,4 +94,13 @@ func (l Line) FreqHz() uint64 {
 	}
 	q, _ := bits.Div64(hi, lo, l.Slope)
 	return q
+}
+
+// String shows the line as its formula, with the slope in nanoseconds per
+// tick and the frequency it implies: "Line(at(t) = 1234 + t × 0.408937 ns, 2.445384 GHz)".
+func (l Line) String() string {
+	// Nanoseconds per tick with six decimals, from the fixed-point slope:
+	// 10^6 × slope >> LineShift, rounded, by the line's own arithmetic.
+	micro := scaled(1_000_000, l.Slope) // floor(10^6 × slope / 2^LineShift)
+	return fmt.Sprintf("Line(at(t) = %d + t × %d.%06d ns, %s)", l.Offset, micro/1_000_000, micro%1_000_000, formatHz(l.FreqHz()))
 }

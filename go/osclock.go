@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -13,7 +14,22 @@ import (
 // package loaded, and what the precise clocks read on the OS source.
 var procStart = time.Now()
 
-func monoNow() int64 { return int64(time.Since(procStart)) }
+// osClockName names the clock the precise tier reads on the OS source,
+// for Info: the one package time's monotonic readings come from, except on
+// Windows (osclock_windows.go).
+var osClockName = func() string {
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		return "mach_absolute_time"
+	case "windows":
+		return "QueryPerformanceCounter"
+	case "js":
+		return "performance.now"
+	case "wasip1":
+		return "the WASI monotonic clock"
+	}
+	return "CLOCK_MONOTONIC"
+}()
 
 // realReference, when set, replaces time.Now as the wall tier's reference
 // (tests inject clock steps and the ends of the range with it, never
@@ -27,7 +43,7 @@ func realNow() uint64 {
 	if f := realReference.Load(); f != nil {
 		return unixClamped((*f)())
 	}
-	return unixClamped(time.Now())
+	return systemRealNow()
 }
 
 // unixClamped is t in Unix nanoseconds, clamped to [0, MaxInt64].

@@ -20,15 +20,36 @@ import (
 // has been measured (1 ms, or at once when the CPU publishes its frequency).
 func Nanotime() int64 { return nanotimeCounter() }
 
-// nanotimeSlow is where Nanotime's fast path gives up.
+// nanotimeSlow is where Nanotime's fast path gives up: a test's
+// ManualClock (UseClock), or the real clocks' slow path.
 //
 //go:noinline
-func nanotimeSlow() int64 { return int64(proc.readSlow(0, false, false)) }
+func nanotimeSlow() int64 {
+	if c := mocked.Load(); c != nil {
+		return c.nanotime()
+	}
+	return nanotimeRealSlow()
+}
+
+// nanotimeRealSlow is where nanotimeReal's fast path gives up.
+//
+//go:noinline
+func nanotimeRealSlow() int64 { return int64(proc.readSlow(0, false, false)) }
 
 // unixNanoSlow is where UnixNano's fast path gives up.
 //
 //go:noinline
 func unixNanoSlow() int64 {
+	if c := mocked.Load(); c != nil {
+		return c.UnixNano()
+	}
+	return unixNanoRealSlow()
+}
+
+// unixNanoRealSlow is where unixNanoReal's fast path gives up.
+//
+//go:noinline
+func unixNanoRealSlow() int64 {
 	s := proc.state.Load()
 	if s == nil || s.wallDeadline == 0 {
 		return int64(proc.unixSlow(0, false))
@@ -46,7 +67,17 @@ func OrderedNanotime() int64 { return orderedNanotimeCounter() }
 // orderedNanotimeSlow is where OrderedNanotime's fast path gives up.
 //
 //go:noinline
-func orderedNanotimeSlow() int64 { return int64(proc.readSlow(0, false, true)) }
+func orderedNanotimeSlow() int64 {
+	if c := mocked.Load(); c != nil {
+		return c.nanotime()
+	}
+	return orderedNanotimeRealSlow()
+}
+
+// orderedNanotimeRealSlow is where orderedNanotimeReal's fast path gives up.
+//
+//go:noinline
+func orderedNanotimeRealSlow() int64 { return int64(proc.readSlow(0, false, true)) }
 
 // MonotonicNanotime's two strategies, as in the Rust crate (whose
 // precise.rs explains the choice at length): a high-water mark that every
@@ -70,6 +101,10 @@ const (
 	monoUndecided uint32 = iota
 	monoHighWater
 	monoOrdered
+	// monoMocked is or'ed into monoMode while a test's ManualClock is in
+	// use (UseClock): no case of MonotonicNanotime's switch matches, and
+	// its slow path reads the mock, so mock readings never reach the mark.
+	monoMocked uint32 = 4
 )
 
 const switchAfter = 256
@@ -98,7 +133,7 @@ var mark struct {
 func MonotonicNanotime() int64 {
 	switch monoMode.Load() {
 	case monoHighWater:
-		v := Nanotime()
+		v := nanotimeReal()
 		seen := mark.v.Load()
 		if v <= seen {
 			return seen
@@ -108,16 +143,71 @@ func MonotonicNanotime() int64 {
 		}
 		return monotonicContended(v)
 	case monoOrdered:
-		return OrderedNanotime()
+		return orderedNanotimeReal()
 	}
-	chooseStrategy()
-	return MonotonicNanotime()
+	return monotonicSlow()
+}
+
+// monotonicSlow is MonotonicNanotime before its strategy is chosen, or
+// while a test's ManualClock is in use.
+//
+//go:noinline
+func monotonicSlow() int64 {
+	if monoMode.Load()&monoMocked != 0 {
+		if c := mocked.Load(); c != nil {
+			return c.nanotime()
+		}
+	}
+	return monotonicReal()
+}
+
+// monotonicReal is MonotonicNanotime on the real clocks, whatever a
+// test's ManualClock says.
+func monotonicReal() int64 {
+	for {
+		switch monoMode.Load() &^ monoMocked {
+		case monoHighWater:
+			v := nanotimeReal()
+			seen := mark.v.Load()
+			if v <= seen {
+				return seen
+			}
+			if mark.v.CompareAndSwap(seen, v) {
+				return v
+			}
+			return monotonicContended(v)
+		case monoOrdered:
+			return orderedNanotimeReal()
+		}
+		chooseStrategy()
+	}
+}
+
+// setMonoMocked sets or clears monoMocked in monoMode, keeping the
+// strategy bits.
+func setMonoMocked(on bool) {
+	for {
+		m := monoMode.Load()
+		n := m &^ monoMocked
+		if on {
+			n |= monoMocked
+		}
+		if monoMode.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 //go:noinline
 func monotonicContended(v int64) int64 {
 	if mark.lost.Add(1) >= switchAfter && !switchHeld.Load() {
-		monoMode.Store(monoOrdered)
+		// Only from the mark, and keeping monoMocked.
+		for {
+			m := monoMode.Load()
+			if m&^monoMocked != monoHighWater || monoMode.CompareAndSwap(m, m&monoMocked|monoOrdered) {
+				break
+			}
+		}
 	}
 	for {
 		seen := mark.v.Load()
@@ -140,7 +230,13 @@ func chooseStrategy() {
 	if proc.counterChosen() && (switchHeld.Load() || !orderedReadsAreCheaper()) {
 		chosen = monoHighWater
 	}
-	monoMode.CompareAndSwap(monoUndecided, chosen) // only the first decision counts
+	// Only the first decision counts; monoMocked is kept.
+	for {
+		m := monoMode.Load()
+		if m&^monoMocked != monoUndecided || monoMode.CompareAndSwap(m, m|chosen) {
+			return
+		}
+	}
 }
 
 var probeScratch struct {
@@ -186,7 +282,7 @@ var probeSink atomic.Uint64
 func holdHighWater(hold bool) {
 	switchHeld.Store(hold)
 	if hold && proc.counterChosen() {
-		monoMode.Store(monoHighWater)
+		monoMode.Store(monoMode.Load()&monoMocked | monoHighWater)
 	}
 }
 

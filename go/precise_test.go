@@ -230,12 +230,13 @@ func withState(t *testing.T, s state, f func()) {
 	proc.mu.Lock()
 	defer proc.mu.Unlock()
 	saved := proc.state.Load()
-	defer proc.state.Store(saved)
+	defer func() { proc.state.Store(saved); proc.view.Store(saved) }()
 	s.span = 0
 	if s.mode == modeCounter {
 		s.span = satSub(s.trigger, s.takeover)
 	}
 	proc.state.Store(&s)
+	proc.view.Store(&s)
 	f()
 }
 

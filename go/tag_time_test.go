@@ -1,4 +1,6 @@
-//go:build fastnow_time
+//go:build fastnow_time && go1.25
+
+// testing/synctest's Test is new in Go 1.25.
 
 package fastnow
 
@@ -23,6 +25,26 @@ func TestSynctestBubbleDrivesFastnow(t *testing.T) {
 		}
 		if got := UnixNano() - u0; got != int64(90*time.Second) {
 			t.Fatalf("UnixNano moved %v", time.Duration(got))
+		}
+	})
+}
+
+// A ManualClock in use (UseClock) still takes precedence inside a bubble,
+// and the bubble's clock drives fastnow again once it is restored.
+func TestSynctestWithUseClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := NewManualClock(time.Unix(1_000, 0))
+		restore := UseClock(clock)
+		time.Sleep(time.Hour)
+		if UnixNano() != 1_000_000_000_000 || Nanotime() != int64(time.Second) {
+			restore()
+			t.Fatalf("the bubble's clock moved the mock: %d, %d", UnixNano(), Nanotime())
+		}
+		restore()
+		start := Now()
+		time.Sleep(time.Minute)
+		if got := start.Elapsed(); got != time.Minute {
+			t.Fatalf("Elapsed = %v after restore, want the bubble's minute", got)
 		}
 	})
 }

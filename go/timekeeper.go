@@ -144,7 +144,13 @@ type clocks interface {
 type timekeeper struct {
 	// state must stay the first field: the amd64 assembly loads it at
 	// proc+timekeeper_state, and the pointer is atomic.Pointer's only word.
-	state  atomic.Pointer[state]
+	state atomic.Pointer[state]
+	// view is what the package-level read functions load (at
+	// proc+timekeeper_view in the assembly): the same pointer as state,
+	// except while a test's ManualClock is in use (UseClock), when it is
+	// mockView, whose zero span and wall deadline send every fast path to
+	// its slow path, where the mock is read. Stored under mu.
+	view   atomic.Pointer[state]
 	mu     sync.Mutex
 	k      keeper // guarded by mu
 	clocks clocks
@@ -194,6 +200,9 @@ func (tk *timekeeper) publish(s state) {
 		tk.onPublish(&s)
 	}
 	tk.state.Store(&s)
+	if mocked.Load() == nil {
+		tk.view.Store(&s)
+	}
 }
 
 func (tk *timekeeper) sample() sample { return takeSample(tk.clocks) }
@@ -907,10 +916,10 @@ func (tk *timekeeper) info() Info {
 	info := Info{
 		Source:          "os",
 		Counter:         p.counter,
-		OrderedRead:     "time.Since (CLOCK_MONOTONIC)",
+		OrderedRead:     osClockName,
 		FreqHz:          1_000_000_000,
 		FreqOrigin:      k.origin,
-		PublishedFreqHz: p.freqHz,
+		PublishedFreqHz: max(p.freqHz, p.publishedHz),
 		Refinements:     k.refinements,
 		Fallback:        d.fallback,
 		EnvOverride:     d.env,

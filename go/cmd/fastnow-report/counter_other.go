@@ -1,4 +1,4 @@
-//go:build !amd64 && !arm64
+//go:build !amd64 && !arm64 && !(linux && (riscv64 || loong64))
 
 package main
 
