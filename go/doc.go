@@ -67,5 +67,7 @@
 //     points every one of them at the ManualClock m, for every goroutine,
 //     until the test ends (tests that do so are serialised).
 //   - Build with -tags fastnow_time: every reading goes through package
-//     time, so testing/synctest bubbles control it.
+//     time, so testing/synctest bubbles control it (synctest needs the
+//     timer channels of Go 1.23: a go line of 1.23 or newer in the test's
+//     go.mod, or //go:debug asynctimerchan=0 in a test file).
 package fastnow

@@ -1,6 +1,9 @@
 //go:build fastnow_time && go1.25
 
-// testing/synctest's Test is new in Go 1.25.
+// testing/synctest's Test is new in Go 1.25. It needs Go 1.23's timer
+// channels, which go.mod's go line (1.22) would otherwise turn off for
+// this module's tests; a module whose go line is 1.23 or newer has them.
+//go:debug asynctimerchan=0
 
 package fastnow
 

@@ -399,6 +399,24 @@ func (tk *timekeeper) upkeepSlack() uint64 {
 	return 0
 }
 
+// switchSampleTries is how many more samples a source switch takes when
+// one was preempted.
+const switchSampleTries = 8
+
+// narrowSample is a sample for matching two sources, where the bracket's
+// width becomes a forward step of every reading (switchMargin): a
+// preempted one is taken again, a few times (a switch happens once; a
+// thread preempted mid-sample usually runs on undisturbed once it is back).
+func (tk *timekeeper) narrowSample() sample {
+	best := tk.sample()
+	for i := 0; i < switchSampleTries && tk.preempted(&best); i++ {
+		if s := tk.sample(); s.width < best.width {
+			best = s
+		}
+	}
+	return best
+}
+
 // preempted reports whether a sample's brackets were all wide (the
 // goroutine was preempted or interrupted in each): its moment is too
 // uncertain to use.
@@ -462,10 +480,13 @@ func (tk *timekeeper) update(c cause) {
 	}
 	// Readers without upkeep alternate a sample with a re-check of the
 	// kernel's verdict, so neither costs a reader more than a microsecond.
-	// A reader past the state's end samples first, whatever the turn: the
-	// new piece converts everything since that end, which must be done at a
+	// A reader past the state's end samples, whatever the turn: the new
+	// piece converts everything since that end, which must be done at a
 	// measured rate, not at the one in use before (which the kernel may have
-	// changed meanwhile, during a pause of the program).
+	// changed meanwhile, during a pause of the program). When a check is
+	// due it checks too: a program reading the clock less often than a
+	// grace period (every 30 ms, say) only ever arrives past the end, and
+	// would never check otherwise.
 	checkDue := k.decision.followsKernel() && tk.clocks.mono() >= k.nextCheckMono
 	if checkDue && c == causeReader && !k.lastWasCheck {
 		k.lastWasCheck = true
@@ -480,7 +501,7 @@ func (tk *timekeeper) update(c cause) {
 		return
 	}
 	k.lastWasCheck = false
-	if checkDue && (c == causeUpkeep || c == causeForced) && tk.checkKernel() {
+	if checkDue && (c == causeUpkeep || c == causeForced || c == causeReaderLate) && tk.checkKernel() {
 		return
 	}
 	if k.demoting != "" && tk.clocks.counterOrdered() >= s.end {
@@ -745,7 +766,7 @@ func (tk *timekeeper) stayOnOS(reason string) {
 // rates, and no more.
 func (tk *timekeeper) demote(reason string) {
 	k := &tk.k
-	smp := tk.sample()
+	smp := tk.narrowSample()
 	old := k.state
 	rate := Line{Slope: k.rate}
 	if rate.Slope == 0 {

@@ -45,6 +45,7 @@ type world struct {
 	publishedFreq   uint64
 	hiccupEvery     uint64 // every Nth clock read takes hiccupNs longer (a preempted goroutine)
 	hiccupNs        uint64
+	hiccupBurst     uint64 // the next this many reads each take hiccupNs longer (preempted through a whole sample)
 	reads           uint64
 }
 
@@ -65,6 +66,10 @@ func (w *world) tick() uint64 {
 	w.reads++
 	w.tau += w.step
 	if w.hiccupEvery != 0 && w.reads%w.hiccupEvery == 0 {
+		w.tau += w.hiccupNs
+	}
+	if w.hiccupBurst > 0 {
+		w.hiccupBurst--
 		w.tau += w.hiccupNs
 	}
 	return w.tau
@@ -592,27 +597,7 @@ func TestFollowsAStepWithAPreemptedSample(t *testing.T) {
 // stepping back, an interval across the switch stays within 10 µs of
 // CLOCK_MONOTONIC's, and the introspection says so.
 func TestDemotionKeepsTheTimeline(t *testing.T) {
-	sk := newSimKeeper(t, 0)
-	sk.settle(300, 10_000_000, false)
-	a, monoA := sk.read(true), sk.sim.mono()
-	sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"} })
-	last := a
-	for i := 0; i < 300; i++ {
-		sk.sim.advance(10_000_000)
-		v := sk.read(true)
-		if v < last {
-			t.Fatalf("stepped back %d ns", last-v)
-		}
-		last = v
-	}
-	s := sk.state.Load()
-	if s.mode != modeOS || s.wallDeadline != 0 {
-		t.Fatalf("not demoted, or the wall tier still extrapolates: %+v", *s)
-	}
-	b, monoB := sk.read(true), sk.sim.mono()
-	if d := absDiff(b-a, monoB-monoA); d >= 10_000 {
-		t.Errorf("an interval across the switch is %d ns off CLOCK_MONOTONIC's", d)
-	}
+	sk := demotion(t, 0)
 	info := sk.info()
 	if info.Source != "os" || info.Fallback != FallbackKernelClocksource("kvm-clock") || info.DemotedAt.IsZero() || info.Clocksource != "kvm-clock" {
 		t.Errorf("%+v", info)
@@ -624,6 +609,73 @@ func TestDemotionKeepsTheTimeline(t *testing.T) {
 	sk2.settle(300, 10_000_000, false)
 	if info := sk2.info(); info.Fallback != FallbackClocksourceUnknown || info.DemotedAt.IsZero() {
 		t.Errorf("unreadable verdict: %+v", info)
+	}
+}
+
+// The same while every sample's first brackets are preempted (300 µs each,
+// all of a first sample's): the switch samples again, as a bracket's width
+// would become a forward step of every reading (485 µs once in CI).
+func TestDemotionWithPreemptedSamples(t *testing.T) { demotion(t, 300_000) }
+
+// demotion runs the kernel's demotion of the counter under readers every
+// 10 ms, each of whose first reads is slowed by hiccupNs, and checks the
+// timeline across it.
+func demotion(t *testing.T, hiccupNs uint64) *simKeeper {
+	t.Helper()
+	sk := newSimKeeper(t, 0)
+	sk.settle(300, 10_000_000, false)
+	a, monoA := sk.read(true), sk.sim.mono()
+	sk.sim.with(func(w *world) {
+		w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"}
+		w.hiccupNs = hiccupNs
+	})
+	last := a
+	for i := 0; i < 300; i++ {
+		sk.sim.with(func(w *world) {
+			w.tau += 10_000_000
+			if hiccupNs > 0 {
+				w.hiccupBurst = 25 // more than a sample's reads
+			}
+		})
+		v := sk.read(true)
+		if v < last {
+			t.Fatalf("stepped back %d ns", last-v)
+		}
+		last = v
+	}
+	sk.sim.with(func(w *world) { w.hiccupBurst = 0 })
+	s := sk.state.Load()
+	if s.mode != modeOS || s.wallDeadline != 0 {
+		t.Fatalf("not demoted, or the wall tier still extrapolates: %+v", *s)
+	}
+	b, monoB := sk.read(true), sk.sim.mono()
+	if d := absDiff(b-a, monoB-monoA); d >= 10_000 {
+		t.Errorf("an interval across the switch is %d ns off CLOCK_MONOTONIC's", d)
+	}
+	return sk
+}
+
+// A program reading the clock every 30 ms only ever arrives past a piece's
+// end (a grace period is at most 2 ms), yet the kernel's verdict is
+// re-checked about every second, and a demotion noticed.
+func TestSparseReadersCheckTheKernel(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	sk.settle(100, 30_000_000, false)
+	if sk.state.Load().mode != modeCounter {
+		t.Fatal("not on the counter")
+	}
+	sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"} })
+	last := sk.read(false)
+	for i := 0; i < 70; i++ {
+		sk.sim.advance(30_000_000)
+		v := sk.read(false)
+		if v < last {
+			t.Fatalf("stepped back %d ns", last-v)
+		}
+		last = v
+	}
+	if sk.state.Load().mode != modeOS {
+		t.Fatal("not demoted within 2.1 s")
 	}
 }
 

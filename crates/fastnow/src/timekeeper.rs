@@ -796,10 +796,13 @@ impl<C: Clocks> Writer<'_, C> {
         }
         // Readers without upkeep alternate a sample with a re-check of the
         // kernel's verdict, so neither costs a reader more than about a
-        // microsecond. (A reader past the end samples first: after an idle
-        // pause the new piece's rate should be the one measured over it. A
-        // wall reader always samples: the wall line must be re-anchored when
-        // its deadline comes, or its error would grow past one interval's.)
+        // microsecond. A reader past the end samples (after an idle pause
+        // the new piece's rate should be the one measured over it) and, when
+        // one is due, checks too: a program reading the clock less often
+        // than a grace period (every 30 ms, say) only ever arrives past the
+        // end, and would never check otherwise. A wall reader always samples:
+        // the wall line must be re-anchored when its deadline comes, or its
+        // error would grow past one interval's.
         let check_due = self.follows_kernel() && self.mono() >= self.keeper.next_check_mono;
         let precise_reader = matches!(cause, Cause::Reader(Due::Trigger(_)));
         if check_due && precise_reader && !self.keeper.last_was_check {
@@ -816,7 +819,8 @@ impl<C: Clocks> Writer<'_, C> {
         // The upkeep thread checks at every update, just before the piece's
         // end: a demotion then completes milliseconds after it is seen.
         let upkeep_check = cause == Cause::Upkeep && self.follows_kernel();
-        if (upkeep_check || (check_due && cause == Cause::Forced)) && self.check_kernel() {
+        let late_or_forced = matches!(cause, Cause::Forced | Cause::Reader(Due::PastEnd(_)));
+        if (upkeep_check || (check_due && late_or_forced)) && self.check_kernel() {
             return;
         }
         let sample = self.sample();

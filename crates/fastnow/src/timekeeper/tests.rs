@@ -36,6 +36,9 @@ struct World {
     /// Every Nth bracket read takes this much longer (a preempted thread).
     hiccup_every: u64,
     hiccup_ns: u64,
+    /// The next this many reads each take `hiccup_ns` longer (a thread
+    /// preempted through a whole sample).
+    hiccup_burst: u64,
     reads: u64,
 }
 
@@ -57,6 +60,10 @@ impl World {
         self.reads += 1;
         self.tau += self.step;
         if self.hiccup_every != 0 && self.reads % self.hiccup_every == 0 {
+            self.tau += self.hiccup_ns;
+        }
+        if self.hiccup_burst > 0 {
+            self.hiccup_burst -= 1;
             self.tau += self.hiccup_ns;
         }
         self.tau
@@ -84,6 +91,7 @@ impl Sim {
             published_freq,
             hiccup_every: 0,
             hiccup_ns: 0,
+            hiccup_burst: 0,
             reads: 0,
         }))
     }
@@ -437,6 +445,26 @@ fn follows_a_step() {
     any(target_os = "linux", target_os = "android")
 ))]
 fn demotion_keeps_the_timeline() {
+    demotion(0);
+}
+
+/// The same while every sample's first brackets are preempted (300 µs each,
+/// all of a first sample's): the switch samples again, as a bracket's width
+/// would become a forward step of every reading (485 µs once in CI).
+#[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+fn demotion_with_preempted_samples() {
+    demotion(300_000);
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+fn demotion(hiccup_ns: u64) {
     let tk = Timekeeper::new(Sim::new(None));
     for _ in 0..300 {
         tk.clocks.w().tau += 10_000_000;
@@ -444,13 +472,19 @@ fn demotion_keeps_the_timeline() {
     }
     let (a, mono_a) = (tk.read_nanos(true), tk.clocks.mono());
     tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    tk.clocks.w().hiccup_ns = hiccup_ns;
     let mut last = a;
     for _ in 0..300 {
-        tk.clocks.w().tau += 10_000_000;
+        let mut w = tk.clocks.w();
+        w.tau += 10_000_000;
+        // More than a sample's reads (4 brackets of 3, 3 of 3).
+        w.hiccup_burst = if hiccup_ns > 0 { 25 } else { 0 };
+        drop(w);
         let v = tk.read_nanos(true);
         assert!(v >= last);
         last = v;
     }
+    tk.clocks.w().hiccup_burst = 0;
     let s = tk.state();
     assert_eq!(s.mode, MODE_OS, "demoted");
     assert_eq!(s.wall_deadline, 0, "the wall tier reads CLOCK_REALTIME");
@@ -468,6 +502,32 @@ fn demotion_keeps_the_timeline() {
         Some(Fallback::KernelClocksource(_))
     ));
     assert!(info.demoted_at.is_some());
+}
+
+/// A program reading the clock every 30 ms only ever arrives past a piece's
+/// end (a grace period is at most 2 ms), yet the kernel's verdict is
+/// re-checked about every second, and a demotion noticed.
+#[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+fn sparse_readers_check_the_kernel() {
+    let tk = Timekeeper::new(Sim::new(None));
+    for _ in 0..100 {
+        tk.clocks.w().tau += 30_000_000;
+        let _ = tk.read_nanos(false);
+    }
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let mut last = tk.read_nanos(false);
+    for _ in 0..70 {
+        tk.clocks.w().tau += 30_000_000;
+        let v = tk.read_nanos(false);
+        assert!(v >= last);
+        last = v;
+    }
+    assert_eq!(tk.state().mode, MODE_OS, "demoted within 2.1 s");
 }
 
 /// The wall tier near the ends of its range reads CLOCK_REALTIME, saturated,
