@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// `ADJ_FREQUENCY` units: parts per million in 16.16 fixed point.
-const PPM: i64 = 65_536;
+pub const PPM: i64 = 65_536;
 const SYSFS: &str = "/sys/devices/system/clocksource/clocksource0";
 
 /// What the kernel's clock discipline is set to.
@@ -76,6 +76,32 @@ impl DisciplineGuard {
         adjtimex(libc::ADJ_TICK, 0, tick).map(|_| ())
     }
 }
+
+/// How long fastnow is given to follow a rate change before an event that
+/// needs a settled rate (the bounds "from 3 s on" hold by then).
+const SETTLE: Duration = Duration::from_secs(4);
+
+/// Puts back the discipline the machine had, and when that is a rate
+/// change of its own (an NTP daemon's correction, or a previous run killed
+/// before its guard ran), waits for fastnow to follow it: the next events
+/// measure intervals across them, and would count the catching up as
+/// their error (500 µs over a second after an unseen 500 ppm).
+fn settle_after_restore(guard: DisciplineGuard, progress: &mut impl FnMut(&str)) {
+    let found = guard.0;
+    drop(guard);
+    if found.freq != 0 || found.tick != NOMINAL_TICK {
+        progress(&format!(
+            "the machine's own discipline put back (frequency {:+.3} ppm, tick {}): {} s to follow it",
+            found.freq as f64 / PPM as f64,
+            found.tick,
+            SETTLE.as_secs()
+        ));
+        std::thread::sleep(SETTLE);
+    }
+}
+
+/// `timex.tick` with no slew: 10^6 / USER_HZ (100).
+const NOMINAL_TICK: i64 = 10_000;
 
 impl Drop for DisciplineGuard {
     fn drop(&mut self) {
@@ -489,6 +515,7 @@ pub fn run(upkeep: bool, quick: bool, mut progress: impl FnMut(&str)) -> Vec<Eve
                     checks,
                 });
             }
+            settle_after_restore(guard, &mut progress);
         }
     }
 

@@ -58,6 +58,27 @@ func available() string {
 func setPPM(ppm int64) error   { _, err := adjtimex(adjFrequency, ppm*ppmUnit, 0); return err }
 func setTick(tick int64) error { _, err := adjtimex(adjTick, 0, tick); return err }
 
+// settle is how long fastnow is given to follow a rate change before an
+// event that needs a settled rate (the bounds "from 3 s on" hold by then).
+const settle = 4 * time.Second
+
+// nominalTick is timex.tick with no slew: 10^6 / USER_HZ (100).
+const nominalTick = 10_000
+
+// settleAfterRestore puts back the discipline the machine had, and when
+// that is a rate change of its own (an NTP daemon's correction, or a
+// previous run killed before its guard ran), waits for fastnow to follow
+// it: the next events measure intervals across them, and would count the
+// catching up as their error (500 µs over a second after an unseen 500 ppm).
+func settleAfterRestore(d discipline) {
+	restoreDiscipline(d)
+	if d.freq != 0 || d.tick != nominalTick {
+		fmt.Printf("\nthe machine's own discipline put back (frequency %+.3f ppm, tick %d): %v to follow it\n",
+			float64(d.freq)/ppmUnit, d.tick, settle)
+		time.Sleep(settle)
+	}
+}
+
 // restoreDiscipline puts back the discipline found before (a guard, deferred).
 func restoreDiscipline(d discipline) { _, _ = adjtimex(adjFrequency|adjTick, d.freq, d.tick) }
 
@@ -349,7 +370,7 @@ func runEvents(upkeep, quick bool) []event {
 		events = append(events, event{"rate changes", []check{failed("adjtimex cannot be read: " + err.Error())}})
 	} else {
 		func() {
-			defer restoreDiscipline(d)
+			defer settleAfterRestore(d)
 			for _, r := range rateEvents {
 				fmt.Println("\n" + r.name)
 				o, err := rateEvent(2*time.Second, after, r.change)
@@ -451,6 +472,12 @@ func run(upkeep, quick bool) int {
 	time.Sleep(1500 * time.Millisecond) // past the first windows
 	info := fastnow.Source()
 	fmt.Printf("fastnow (Go) under clock faults (%s); %s\n", mode, info)
+	if d, err := currentDiscipline(); err == nil {
+		// A frequency at the kernel's ±500 ppm limit is often a run killed
+		// before its guard put the machine's value back.
+		fmt.Printf("the kernel's discipline at start: frequency %+.3f ppm, tick %d (put back at the end)\n",
+			float64(d.freq)/ppmUnit, d.tick)
+	}
 	if info.Source != "counter" {
 		fmt.Println("SKIPPED: fastnow does not use the counter here, so nothing to fault")
 		return 0

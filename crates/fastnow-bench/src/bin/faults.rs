@@ -44,6 +44,15 @@ mod linux {
             "readers update"
         };
         println!("fastnow under clock faults ({mode}); {info}");
+        if let Ok(d) = faults::discipline() {
+            // A frequency at the kernel's ±500 ppm limit is often a run
+            // killed before its guard put the machine's value back.
+            println!(
+                "the kernel's discipline at start: frequency {:+.3} ppm, tick {} (put back at the end)",
+                d.freq as f64 / faults::PPM as f64,
+                d.tick
+            );
+        }
         if info.source != fastnow::Source::Counter {
             println!("SKIPPED: fastnow does not use the counter here, so nothing to fault");
             return 0;
