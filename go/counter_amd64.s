@@ -17,156 +17,111 @@
 // addition wraps, as Line.At does. Anything off the fast path tail-calls
 // the Go slow path, which writes the result slot of this frame.
 
-// func nanotimeCounter() int64
+// NANOTIME(src, slowfn): the bare read through the state pointer at src.
 // takeover <= t < trigger, as one unsigned compare: t - takeover < span.
+// MULQ leaves DX = (t * slope) >> 64.
+#define NANOTIME(src, slowfn) \
+	MOVQ  src, SI; \
+	TESTQ SI, SI; \
+	JZ    slow; \
+	MOVQ  state_span(SI), CX; \
+	TESTQ CX, CX; \
+	JZ    slow; \
+	RDTSC; \
+	SHLQ  $32, DX; \
+	ORQ   DX, AX; \
+	MOVQ  AX, BX; \
+	SUBQ  state_takeover(SI), BX; \
+	CMPQ  BX, CX; \
+	JAE   slow; \
+	MULQ  (state_line+Line_Slope)(SI); \
+	ADDQ  (state_line+Line_Offset)(SI), DX; \
+	MOVQ  DX, ret+0(FP); \
+	RET; \
+slow: \
+	JMP slowfn(SB)
+
+// ORDERED_NANOTIME(src, slowfn): NANOTIME with the ordered read: RDTSCP,
+// or LFENCE;RDTSC where orderedAlt says RDTSCP is missing (both wait for
+// every earlier load). RDTSCP writes ECX, so span is kept in R8.
+#define ORDERED_NANOTIME(src, slowfn) \
+	MOVQ  src, SI; \
+	TESTQ SI, SI; \
+	JZ    slow; \
+	MOVQ  state_span(SI), R8; \
+	TESTQ R8, R8; \
+	JZ    slow; \
+	CMPB  ·orderedAlt(SB), $0; \
+	JNE   alt; \
+	RDTSCP; \
+	JMP   read; \
+alt: \
+	LFENCE; \
+	RDTSC; \
+read: \
+	SHLQ  $32, DX; \
+	ORQ   DX, AX; \
+	MOVQ  AX, BX; \
+	SUBQ  state_takeover(SI), BX; \
+	CMPQ  BX, R8; \
+	JAE   slow; \
+	MULQ  (state_line+Line_Slope)(SI); \
+	ADDQ  (state_line+Line_Offset)(SI), DX; \
+	MOVQ  DX, ret+0(FP); \
+	RET; \
+slow: \
+	JMP slowfn(SB)
+
+// UNIX_NANO(src, slowfn): the wall line while t < wallDeadline; wall values
+// lie within [0, MaxInt64] there (the line is published only well inside
+// that range).
+#define UNIX_NANO(src, slowfn) \
+	MOVQ  src, SI; \
+	TESTQ SI, SI; \
+	JZ    slow; \
+	MOVQ  state_wallDeadline(SI), CX; \
+	TESTQ CX, CX; \
+	JZ    slow; \
+	RDTSC; \
+	SHLQ  $32, DX; \
+	ORQ   DX, AX; \
+	CMPQ  AX, CX; \
+	JAE   slow; \
+	MULQ  (state_wall+Line_Slope)(SI); \
+	ADDQ  (state_wall+Line_Offset)(SI), DX; \
+	MOVQ  DX, ret+0(FP); \
+	RET; \
+slow: \
+	JMP slowfn(SB)
+
+// On proc.view: what a test's ManualClock can take over (UseClock).
+
+// func nanotimeCounter() int64
 TEXT ·nanotimeCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_view(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_span(SI), CX
-	TESTQ CX, CX
-	JZ    slow
-	RDTSC
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	MOVQ  AX, BX
-	SUBQ  state_takeover(SI), BX
-	CMPQ  BX, CX
-	JAE   slow                         // outside [takeover, trigger)
-	MULQ  (state_line+Line_Slope)(SI)  // DX = (t * slope) >> 64
-	ADDQ  (state_line+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·nanotimeSlow(SB)
+	NANOTIME(·proc+timekeeper_view(SB), ·nanotimeSlow)
 
 // func orderedNanotimeCounter() int64
-// nanotimeCounter with the ordered read: RDTSCP, or LFENCE;RDTSC where
-// orderedAlt says RDTSCP is missing (both wait for every earlier load).
-// RDTSCP writes ECX, so span is kept in R8.
 TEXT ·orderedNanotimeCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_view(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_span(SI), R8
-	TESTQ R8, R8
-	JZ    slow
-	CMPB  ·orderedAlt(SB), $0
-	JNE   alt
-	RDTSCP
-	JMP   read
-alt:
-	LFENCE
-	RDTSC
-read:
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	MOVQ  AX, BX
-	SUBQ  state_takeover(SI), BX
-	CMPQ  BX, R8
-	JAE   slow                         // outside [takeover, trigger)
-	MULQ  (state_line+Line_Slope)(SI)
-	ADDQ  (state_line+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·orderedNanotimeSlow(SB)
+	ORDERED_NANOTIME(·proc+timekeeper_view(SB), ·orderedNanotimeSlow)
 
 // func unixNanoCounter() int64
-// t < wallDeadline; wall values lie within [0, MaxInt64] there (the line is
-// published only well inside that range).
 TEXT ·unixNanoCounter(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_view(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_wallDeadline(SI), CX
-	TESTQ CX, CX
-	JZ    slow
-	RDTSC
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	CMPQ  AX, CX
-	JAE   slow                         // at or past the deadline
-	MULQ  (state_wall+Line_Slope)(SI)
-	ADDQ  (state_wall+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·unixNanoSlow(SB)
+	UNIX_NANO(·proc+timekeeper_view(SB), ·unixNanoSlow)
 
-// The same three, on proc.state: the real clocks, whatever a test's
-// ManualClock says (for the high-water mark and the coarse tier's cache).
+// On proc.state: the real clocks, whatever a test's ManualClock says (for
+// the high-water mark and the coarse tier's cache).
 
 // func nanotimeReal() int64
 TEXT ·nanotimeReal(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_span(SI), CX
-	TESTQ CX, CX
-	JZ    slow
-	RDTSC
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	MOVQ  AX, BX
-	SUBQ  state_takeover(SI), BX
-	CMPQ  BX, CX
-	JAE   slow                         // outside [takeover, trigger)
-	MULQ  (state_line+Line_Slope)(SI)  // DX = (t * slope) >> 64
-	ADDQ  (state_line+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·nanotimeRealSlow(SB)
+	NANOTIME(·proc+timekeeper_state(SB), ·nanotimeRealSlow)
 
 // func orderedNanotimeReal() int64
 TEXT ·orderedNanotimeReal(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_span(SI), R8
-	TESTQ R8, R8
-	JZ    slow
-	CMPB  ·orderedAlt(SB), $0
-	JNE   alt
-	RDTSCP
-	JMP   read
-alt:
-	LFENCE
-	RDTSC
-read:
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	MOVQ  AX, BX
-	SUBQ  state_takeover(SI), BX
-	CMPQ  BX, R8
-	JAE   slow                         // outside [takeover, trigger)
-	MULQ  (state_line+Line_Slope)(SI)
-	ADDQ  (state_line+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·orderedNanotimeRealSlow(SB)
+	ORDERED_NANOTIME(·proc+timekeeper_state(SB), ·orderedNanotimeRealSlow)
 
 // func unixNanoReal() int64
 TEXT ·unixNanoReal(SB), NOSPLIT, $0-8
-	MOVQ  ·proc+timekeeper_state(SB), SI
-	TESTQ SI, SI
-	JZ    slow
-	MOVQ  state_wallDeadline(SI), CX
-	TESTQ CX, CX
-	JZ    slow
-	RDTSC
-	SHLQ  $32, DX
-	ORQ   DX, AX                       // AX = t
-	CMPQ  AX, CX
-	JAE   slow                         // at or past the deadline
-	MULQ  (state_wall+Line_Slope)(SI)
-	ADDQ  (state_wall+Line_Offset)(SI), DX
-	MOVQ  DX, ret+0(FP)
-	RET
-slow:
-	JMP ·unixNanoRealSlow(SB)
+	UNIX_NANO(·proc+timekeeper_state(SB), ·unixNanoRealSlow)
 
 // func asmLayout() (stateField, viewField, takeover, span, lineOffset, lineSlope, wallOffset, wallSlope, wallDeadline uintptr)
 TEXT ·asmLayout(SB), NOSPLIT, $0-72

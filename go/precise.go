@@ -162,7 +162,10 @@ func monotonicSlow() int64 {
 }
 
 // monotonicReal is MonotonicNanotime on the real clocks, whatever a
-// test's ManualClock says.
+// test's ManualClock says. Its high-water step is MonotonicNanotime's,
+// written twice on purpose: as a shared function it is not inlined (its
+// cost exceeds the inliner's budget), and the call would land on
+// MonotonicNanotime's fast path.
 func monotonicReal() int64 {
 	for {
 		switch monoMode.Load() &^ monoMocked {
