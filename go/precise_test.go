@@ -73,28 +73,9 @@ func TestNeverBackwardsPerGoroutine(t *testing.T) {
 // Readers on several goroutines check their own monotonicity while another
 // recalibrates, resyncs and changes the wall interval in a loop.
 func TestRecalibrateNeverStepsBack(t *testing.T) {
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for _, read := range []func() int64{Nanotime, Nanotime, OrderedNanotime} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last := read()
-			for n := 0; !stop.Load(); n++ {
-				now := read()
-				if now < last {
-					t.Errorf("went back %d ns after %d readings", last-now, n)
-					return
-				}
-				last = now
-				if n%1024 == 0 {
-					runtime.Gosched()
-				}
-			}
-		}()
-	}
+	worst, stop := watchStepsBack()
 	defer SetWallResyncInterval(time.Second)
-	for i := 0; i < 60 && !t.Failed(); i++ {
+	for i := 0; i < 60 && worst() == 0; i++ {
 		Recalibrate()
 		time.Sleep(time.Duration(i%7) * 300 * time.Microsecond)
 		switch i % 3 {
@@ -104,8 +85,9 @@ func TestRecalibrateNeverStepsBack(t *testing.T) {
 			SetWallResyncInterval(time.Duration(i) * time.Microsecond)
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
+	if w := stop(); w > 0 {
+		t.Errorf("went back by up to %d ns", w)
+	}
 }
 
 // Issue 9 item 1 as reported: with the old design it took a recalibration
@@ -116,18 +98,32 @@ func TestRecalibrateAfterAMinute(t *testing.T) {
 	if os.Getenv("FASTNOW_LONG_TESTS") == "" {
 		t.Skip("set FASTNOW_LONG_TESTS=1 to run it (about 70 s)")
 	}
-	var stop atomic.Bool
+	_, stop := watchStepsBack()
+	for time.Since(procStart) < 70*time.Second {
+		Recalibrate()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if w := stop(); w > 0 {
+		t.Errorf("went back by up to %d ns", w)
+	}
+}
+
+// watchStepsBack starts readers of Nanotime (two) and OrderedNanotime, each
+// checking its own readings never decrease. worst says the largest step
+// back seen so far (ns); stop ends the readers and returns it.
+func watchStepsBack() (worst func() int64, stop func() int64) {
+	var done atomic.Bool
 	var wg sync.WaitGroup
-	var worst atomic.Int64
+	var back atomic.Int64
 	for _, read := range []func() int64{Nanotime, Nanotime, OrderedNanotime} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			last := read()
-			for n := 0; !stop.Load(); n++ {
+			for n := 0; !done.Load(); n++ {
 				now := read()
-				if d := last - now; d > worst.Load() {
-					worst.Store(d)
+				if d := last - now; d > back.Load() {
+					back.Store(d)
 				}
 				last = max(last, now)
 				if n%1024 == 0 {
@@ -136,14 +132,10 @@ func TestRecalibrateAfterAMinute(t *testing.T) {
 			}
 		}()
 	}
-	for time.Since(procStart) < 70*time.Second {
-		Recalibrate()
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop.Store(true)
-	wg.Wait()
-	if w := worst.Load(); w > 0 {
-		t.Errorf("went back by up to %d ns", w)
+	return back.Load, func() int64 {
+		done.Store(true)
+		wg.Wait()
+		return back.Load()
 	}
 }
 

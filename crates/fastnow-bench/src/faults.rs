@@ -9,7 +9,7 @@
 //! Needs `CAP_SYS_TIME` (root); [`available`] says why not otherwise.
 #![cfg(target_os = "linux")]
 
-use crate::clock_gettime_ns;
+use crate::{clock_gettime_ns, wall_error_ns};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -166,23 +166,6 @@ impl Drop for ClocksourceGuard {
     }
 }
 
-/// `unix_nanos()` − `CLOCK_REALTIME` in ns: the wall reading against the
-/// midpoint of the tightest of 3 `CLOCK_REALTIME` brackets, in exact integer
-/// arithmetic (an `f64` has only 256 ns resolution at today's Unix time).
-pub fn wall_error() -> i64 {
-    let mut best = (u64::MAX, 0i64);
-    for _ in 0..3 {
-        let a = clock_gettime_ns(libc::CLOCK_REALTIME);
-        let ours = fastnow::unix_nanos();
-        let b = clock_gettime_ns(libc::CLOCK_REALTIME);
-        let width = b.saturating_sub(a);
-        if width < best.0 {
-            best = (width, ours as i64 - (a + width / 2) as i64);
-        }
-    }
-    best.1
-}
-
 /// A fastnow reading and `CLOCK_MONOTONIC` at the same moment (the tightest
 /// of 5 brackets; the reading matched to the midpoint).
 pub fn paired() -> (u64, u64) {
@@ -283,7 +266,7 @@ pub fn rate_event(
     let checkers = Checkers::start();
     let start = std::time::Instant::now();
     while start.elapsed() < before {
-        out.wall_steady_ns = out.wall_steady_ns.max(wall_error().abs());
+        out.wall_steady_ns = out.wall_steady_ns.max(wall_error_ns().abs());
         std::thread::sleep(Duration::from_millis(1));
     }
     change();
@@ -291,7 +274,7 @@ pub fn rate_event(
     let mut last_pair = None::<(u64, u64, Duration)>;
     while changed.elapsed() < after {
         let since = changed.elapsed();
-        let err = wall_error().abs();
+        let err = wall_error_ns().abs();
         if since < Duration::from_secs(3) {
             out.wall_first_ns = out.wall_first_ns.max(err);
         } else {
@@ -320,7 +303,7 @@ pub fn step_followed_after(step_ns: i64, limit: Duration) -> std::io::Result<Opt
     let _guard = StepGuard::step(step_ns)?;
     let stepped = std::time::Instant::now();
     let followed = loop {
-        if wall_error().abs() < 2_000 {
+        if wall_error_ns().abs() < 2_000 {
             break Some(stepped.elapsed());
         }
         if stepped.elapsed() > limit {

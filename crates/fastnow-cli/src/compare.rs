@@ -6,6 +6,27 @@ use crate::render::{escape, machine_rows, table, table_aligned, worst_interval, 
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The cost table's columns, in text and HTML.
+const COST_HEADER: [&str; 8] = [
+    "clock",
+    "A",
+    "A min–max",
+    "B",
+    "B min–max",
+    "B/A",
+    "A all cores",
+    "B all cores",
+];
+
+/// The correctness table's columns, in text and HTML.
+const CORRECTNESS_HEADER: [&str; 5] = [
+    "clock",
+    "A strict violations",
+    "B strict violations",
+    "A per-thread decreases",
+    "B per-thread decreases",
+];
+
 /// A report read from a file, with the name it is shown under.
 pub struct Loaded {
     pub name: String,
@@ -282,20 +303,7 @@ pub fn text(a: &Loaded, b: &Loaded) -> String {
         "\nCOST (ns per call, one thread: median and min–max of rounds; all cores: median per thread)\n  {NOISE_RULE}"
     );
     let rows: Vec<Vec<String>> = side.cost_rows().into_iter().map(|r| r.0).collect();
-    table(
-        &mut out,
-        &[
-            "clock",
-            "A",
-            "A min–max",
-            "B",
-            "B min–max",
-            "B/A",
-            "A all cores",
-            "B all cores",
-        ],
-        &rows,
-    );
+    table(&mut out, &COST_HEADER, &rows);
     let changed = side
         .cost_rows()
         .iter()
@@ -308,17 +316,7 @@ pub fn text(a: &Loaded, b: &Loaded) -> String {
     );
 
     let _ = writeln!(out, "\nCORRECTNESS");
-    table(
-        &mut out,
-        &[
-            "clock",
-            "A strict violations",
-            "B strict violations",
-            "A per-thread decreases",
-            "B per-thread decreases",
-        ],
-        &side.correctness_rows(),
-    );
+    table(&mut out, &CORRECTNESS_HEADER, &side.correctness_rows());
     let _ = writeln!(out, "\nACCURACY");
     table_aligned(&mut out, &["", "A", "B"], &side.accuracy_rows(), 3);
     out
@@ -379,28 +377,13 @@ pub fn html(a: &Loaded, b: &Loaded) -> String {
         escape(&b.name),
         escape(&format!("The ratio is B/A; {NOISE_RULE}.")),
         table_html(
-            &[
-                "clock",
-                "A",
-                "A min–max",
-                "B",
-                "B min–max",
-                "B/A",
-                "A all cores",
-                "B all cores"
-            ],
+            &COST_HEADER,
             &rows,
             &classes,
             ""
         ),
         table_html(
-            &[
-                "clock",
-                "A strict violations",
-                "B strict violations",
-                "A per-thread decreases",
-                "B per-thread decreases"
-            ],
+            &CORRECTNESS_HEADER,
             &side.correctness_rows(),
             &[],
             ""

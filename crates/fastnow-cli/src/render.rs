@@ -125,27 +125,7 @@ pub fn text(r: &Report) -> String {
     );
 
     let _ = writeln!(out, "\nCORRECTNESS");
-    let control = r.strict_test.control_clock.as_deref();
-    let rows: Vec<Vec<String>> = r
-        .correctness
-        .iter()
-        .map(|c| {
-            vec![
-                format!(
-                    "{}{}",
-                    c.clock,
-                    if Some(c.clock.as_str()) == control {
-                        " (control)"
-                    } else {
-                        ""
-                    }
-                ),
-                format!("{} / {}", c.per_thread_decreases, c.per_thread_reads),
-                format!("{} / {}", c.strict_violations, c.strict_checks),
-                c.worst_step_back.to_string(),
-            ]
-        })
-        .collect();
+    let rows = correctness_rows(r);
     table(
         &mut out,
         &[
@@ -218,6 +198,30 @@ pub fn text(r: &Report) -> String {
 }
 
 /// (label, value) lines of the MACHINE section.
+/// The correctness table's rows, the strict test's control clock marked.
+fn correctness_rows(r: &Report) -> Vec<Vec<String>> {
+    let control = r.strict_test.control_clock.as_deref();
+    r.correctness
+        .iter()
+        .map(|c| {
+            vec![
+                format!(
+                    "{}{}",
+                    c.clock,
+                    if Some(c.clock.as_str()) == control {
+                        " (control)"
+                    } else {
+                        ""
+                    }
+                ),
+                format!("{} / {}", c.per_thread_decreases, c.per_thread_reads),
+                format!("{} / {}", c.strict_violations, c.strict_checks),
+                c.worst_step_back.to_string(),
+            ]
+        })
+        .collect()
+}
+
 pub fn machine_rows(r: &Report) -> Vec<(&'static str, String)> {
     let m = &r.machine;
     let f = &r.fastnow;
@@ -595,27 +599,7 @@ pub fn html(r: &Report) -> String {
         0.0,
     );
 
-    let control = r.strict_test.control_clock.as_deref();
-    let correct_rows: Vec<Vec<String>> = r
-        .correctness
-        .iter()
-        .map(|c| {
-            vec![
-                format!(
-                    "{}{}",
-                    c.clock,
-                    if Some(c.clock.as_str()) == control {
-                        " (control)"
-                    } else {
-                        ""
-                    }
-                ),
-                format!("{} / {}", c.per_thread_decreases, c.per_thread_reads),
-                format!("{} / {}", c.strict_violations, c.strict_checks),
-                c.worst_step_back.to_string(),
-            ]
-        })
-        .collect();
+    let correct_rows = correctness_rows(r);
     let machine: Vec<Vec<String>> = machine_rows(r)
         .into_iter()
         .map(|(k, v)| vec![k.to_string(), v])
