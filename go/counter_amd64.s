@@ -17,40 +17,53 @@
 // addition wraps, as Line.At does. Anything off the fast path tail-calls
 // the Go slow path, which writes the result slot of this frame.
 
-// NANOTIME(src, slowfn): the bare read through the state pointer at src.
-// takeover <= t < trigger, as one unsigned compare: t - takeover < span.
-// MULQ leaves DX = (t * slope) >> 64.
-#define NANOTIME(src, slowfn) \
+// The fast paths are built from three pieces. Everything off the fast path
+// jumps to the label slow, which tail-calls slowfn.
+//
+// STATE_WORD(src, field): SI = the state pointer at src, R8 = its word at
+// field; to slow if either is zero (nothing published yet; the OS source,
+// or a wall line that must not be used). R8 because RDTSCP writes ECX.
+#define STATE_WORD(src, field) \
 	MOVQ  src, SI; \
 	TESTQ SI, SI; \
 	JZ    slow; \
-	MOVQ  state_span(SI), CX; \
-	TESTQ CX, CX; \
-	JZ    slow; \
-	RDTSC; \
-	SHLQ  $32, DX; \
-	ORQ   DX, AX; \
-	MOVQ  AX, BX; \
-	SUBQ  state_takeover(SI), BX; \
-	CMPQ  BX, CX; \
-	JAE   slow; \
-	MULQ  (state_line+Line_Slope)(SI); \
-	ADDQ  (state_line+Line_Offset)(SI), DX; \
+	MOVQ  field(SI), R8; \
+	TESTQ R8, R8; \
+	JZ    slow
+
+// VALUE_AT(line, slowfn): returns the line's value at t (in AX):
+// MULQ leaves DX = (t * slope) >> 64; then the offset is added.
+#define VALUE_AT(line, slowfn) \
+	MULQ  (line+Line_Slope)(SI); \
+	ADDQ  (line+Line_Offset)(SI), DX; \
 	MOVQ  DX, ret+0(FP); \
 	RET; \
 slow: \
 	JMP slowfn(SB)
 
+// ON_PIECE(slowfn): with the counter in DX:AX and span in R8, returns the
+// current piece's value when takeover <= t < trigger (one unsigned
+// compare: t - takeover < span).
+#define ON_PIECE(slowfn) \
+	SHLQ  $32, DX; \
+	ORQ   DX, AX; \
+	MOVQ  AX, BX; \
+	SUBQ  state_takeover(SI), BX; \
+	CMPQ  BX, R8; \
+	JAE   slow; \
+	VALUE_AT(state_line, slowfn)
+
+// NANOTIME(src, slowfn): the bare read through the state pointer at src.
+#define NANOTIME(src, slowfn) \
+	STATE_WORD(src, state_span); \
+	RDTSC; \
+	ON_PIECE(slowfn)
+
 // ORDERED_NANOTIME(src, slowfn): NANOTIME with the ordered read: RDTSCP,
 // or LFENCE;RDTSC where orderedAlt says RDTSCP is missing (both wait for
-// every earlier load). RDTSCP writes ECX, so span is kept in R8.
+// every earlier load).
 #define ORDERED_NANOTIME(src, slowfn) \
-	MOVQ  src, SI; \
-	TESTQ SI, SI; \
-	JZ    slow; \
-	MOVQ  state_span(SI), R8; \
-	TESTQ R8, R8; \
-	JZ    slow; \
+	STATE_WORD(src, state_span); \
 	CMPB  ·orderedAlt(SB), $0; \
 	JNE   alt; \
 	RDTSCP; \
@@ -59,40 +72,19 @@ alt: \
 	LFENCE; \
 	RDTSC; \
 read: \
-	SHLQ  $32, DX; \
-	ORQ   DX, AX; \
-	MOVQ  AX, BX; \
-	SUBQ  state_takeover(SI), BX; \
-	CMPQ  BX, R8; \
-	JAE   slow; \
-	MULQ  (state_line+Line_Slope)(SI); \
-	ADDQ  (state_line+Line_Offset)(SI), DX; \
-	MOVQ  DX, ret+0(FP); \
-	RET; \
-slow: \
-	JMP slowfn(SB)
+	ON_PIECE(slowfn)
 
 // UNIX_NANO(src, slowfn): the wall line while t < wallDeadline; wall values
 // lie within [0, MaxInt64] there (the line is published only well inside
 // that range).
 #define UNIX_NANO(src, slowfn) \
-	MOVQ  src, SI; \
-	TESTQ SI, SI; \
-	JZ    slow; \
-	MOVQ  state_wallDeadline(SI), CX; \
-	TESTQ CX, CX; \
-	JZ    slow; \
+	STATE_WORD(src, state_wallDeadline); \
 	RDTSC; \
 	SHLQ  $32, DX; \
 	ORQ   DX, AX; \
-	CMPQ  AX, CX; \
+	CMPQ  AX, R8; \
 	JAE   slow; \
-	MULQ  (state_wall+Line_Slope)(SI); \
-	ADDQ  (state_wall+Line_Offset)(SI), DX; \
-	MOVQ  DX, ret+0(FP); \
-	RET; \
-slow: \
-	JMP slowfn(SB)
+	VALUE_AT(state_wall, slowfn)
 
 // On proc.view: what a test's ManualClock can take over (UseClock).
 
