@@ -161,17 +161,8 @@ type probe struct {
 // else) and ASCII case are ignored, byte by byte, with no Unicode rules
 // (spec/vectors/env.json).
 func parseEnv(v string) string {
-	isSpace := func(c byte) bool {
-		return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-	}
-	i, j := 0, len(v)
-	for i < j && isSpace(v[i]) {
-		i++
-	}
-	for j > i && isSpace(v[j-1]) {
-		j--
-	}
-	switch w := v[i:j]; {
+	// An all-ASCII cut set: strings.Trim then works byte by byte.
+	switch w := strings.Trim(v, " \t\n\v\f\r"); {
 	case w == "":
 		return EnvUnset
 	case asciiEqualFold(w, "counter"):

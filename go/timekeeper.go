@@ -437,10 +437,17 @@ func (tk *timekeeper) detect() {
 	k.decided = true
 	k.minWidth = math.MaxUint64
 	k.periodNs = minPeriodNs
-	first := tk.sample()
+	// The counter is read only once it is chosen: a rejected one may fault
+	// (PR_SET_TSC) or mean nothing.
+	counter := k.decision.fallback == ""
+	var first sample
+	if counter {
+		first = tk.sample()
+	} else {
+		first.mono = tk.clocks.mono()
+	}
 	k.firstMono = first.mono
 	k.nextCheckMono = first.mono + checkPeriodNs
-	counter := k.decision.fallback == ""
 	trigger, end := uint64(never), uint64(never)
 	if counter {
 		k.window.push(first)
@@ -857,37 +864,6 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 		}
 		return nanos
 	}
-}
-
-// read is a precise reading through the clocks interface: what the fast
-// paths of Nanotime and OrderedNanotime do with the machine's counter.
-func (tk *timekeeper) read(ordered bool) uint64 {
-	if s := tk.state.Load(); s != nil && s.span != 0 {
-		var t uint64
-		if ordered {
-			t = tk.clocks.counterOrdered()
-		} else {
-			t = tk.clocks.counter()
-		}
-		if t-s.takeover < s.span {
-			return s.line.At(t)
-		}
-		return tk.readSlow(t, true, ordered)
-	}
-	return tk.readSlow(0, false, ordered)
-}
-
-// unixNano is a wall reading through the clocks interface: what UnixNano's
-// fast path does with the machine's counter.
-func (tk *timekeeper) unixNano() uint64 {
-	if s := tk.state.Load(); s != nil && s.wallDeadline != 0 {
-		t := tk.clocks.counter()
-		if t < s.wallDeadline {
-			return s.wall.At(t)
-		}
-		return tk.unixSlow(t, true)
-	}
-	return tk.unixSlow(0, false)
 }
 
 // unixSlow is the wall tier past its deadline (resync, or use the line

@@ -167,7 +167,7 @@ impl WriterLock {
     }
 
     /// Whether a thread of this process holds it now.
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn is_held_here(&self) -> bool {
         self.0.load(Ordering::Relaxed) == crate::os::pid()
     }

@@ -237,11 +237,16 @@ static MARK: Mark = Mark {
 
 /// The first MonotonicInstant reading picks the strategy. The OS clock is
 /// already strictly monotonic across threads, so it never needs the mark.
+/// Returns false, deciding nothing, while another thread is publishing the
+/// first state (the source is not known yet: the caller reads ordered).
 #[cold]
 #[inline(never)]
-fn choose_strategy() {
+fn choose_strategy() -> bool {
     let hold = !SWITCH_ALLOWED.load(Ordering::Relaxed);
-    let chosen = if !timekeeper::counter_chosen() {
+    let Some(counter) = timekeeper::counter_chosen() else {
+        return false;
+    };
+    let chosen = if !counter {
         ORDERED
     } else if hold || !ordered_reads_are_cheaper() {
         HIGH_WATER
@@ -250,6 +255,18 @@ fn choose_strategy() {
     };
     // Only the first decision counts (several threads may race here).
     let _ = MODE.compare_exchange(UNDECIDED, chosen, Ordering::Relaxed, Ordering::Relaxed);
+    true
+}
+
+/// `timekeeper::counter_chosen`, waiting out another thread's detection:
+/// for the test harness's controls only, never a read path.
+fn counter_chosen_waiting() -> bool {
+    loop {
+        if let Some(chosen) = timekeeper::counter_chosen() {
+            return chosen;
+        }
+        crate::os::yield_now();
+    }
 }
 
 /// Whether an ordered counter read costs less, on this core, than a bare
@@ -320,7 +337,11 @@ fn read_nanos_monotonic() -> u64 {
                 };
             }
             ORDERED => return read_nanos_ordered(),
-            _ => choose_strategy(),
+            _ => {
+                if !choose_strategy() {
+                    return read_nanos_ordered();
+                }
+            }
         }
     }
 }
@@ -586,7 +607,7 @@ impl MonotonicInstant {
     #[doc(hidden)]
     pub fn __hold_high_water(hold: bool) {
         SWITCH_ALLOWED.store(!hold, Ordering::Relaxed);
-        if hold && timekeeper::counter_chosen() {
+        if hold && counter_chosen_waiting() {
             MODE.store(HIGH_WATER, Ordering::Relaxed);
         }
     }
@@ -644,7 +665,7 @@ mod tests {
     fn contention_switches_to_ordered_reads_for_good() {
         // Whatever the start-up probe chose, begin on the mark.
         MonotonicInstant::__hold_high_water(true);
-        if timekeeper::counter_chosen() {
+        if counter_chosen_waiting() {
             assert_eq!(monotonic_mode(), MonotonicMode::HighWater);
         }
         MonotonicInstant::__hold_high_water(false);

@@ -557,12 +557,14 @@ impl<C: Clocks> Timekeeper<C> {
         }
     }
 
-    /// Whether the counter is, or is about to be, the source (false while
-    /// the first state is being published by another thread).
-    pub(crate) fn counter_chosen(&self) -> bool {
-        self.ensure_published();
+    /// Whether the counter is, or is about to be, the source; `None` while
+    /// another thread is publishing the first state (not known yet).
+    pub(crate) fn counter_chosen(&self) -> Option<bool> {
+        if !self.ensure_published() {
+            return None;
+        }
         let s = self.state();
-        s.mode == MODE_COUNTER || (s.mode == MODE_OS && s.trigger != u64::MAX)
+        Some(s.mode == MODE_COUNTER || (s.mode == MODE_OS && s.trigger != u64::MAX))
     }
 
     /// The upkeep thread's turn: updates the state if due, re-checks the
@@ -755,16 +757,19 @@ impl<C: Clocks> Writer<'_, C> {
     fn detect(&mut self) {
         let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
-        let first = self.sample();
-        let k = &mut *self.keeper;
-        k.first_mono = first.mono;
-        k.next_check_mono = first.mono + CHECK_PERIOD_NS;
+        // The counter is read only once it is chosen: a rejected one may
+        // fault (`PR_SET_TSC`) or mean nothing.
         let counter = decision.fallback.is_none();
-        let (trigger, end) = if counter {
+        let first = counter.then(|| self.sample());
+        let first_mono = first.map_or_else(|| self.mono(), |f| f.mono);
+        let k = &mut *self.keeper;
+        k.first_mono = first_mono;
+        k.next_check_mono = first_mono + CHECK_PERIOD_NS;
+        let (trigger, end) = if let Some(first) = first {
             k.window.push(first);
             k.min_width = first.width;
             k.origin = FreqOrigin::Pending;
-            let promote_at = first.mono + MIN_PERIOD_NS;
+            let promote_at = first_mono + MIN_PERIOD_NS;
             (promote_at, promote_at + grace(MIN_PERIOD_NS))
         } else {
             k.origin = FreqOrigin::Os;
@@ -1157,7 +1162,7 @@ const fn grace(period_ns: u64) -> u64 {
 // ---------------------------------------------------------------------------
 
 /// See [`Timekeeper::counter_chosen`].
-pub(crate) fn counter_chosen() -> bool {
+pub(crate) fn counter_chosen() -> Option<bool> {
     TK.counter_chosen()
 }
 

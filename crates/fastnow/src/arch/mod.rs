@@ -49,13 +49,19 @@ use crate::FreqOrigin;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether `ticks_ordered_auto` uses the backend's second ordering
-/// instruction; set by detection before the counter is first used.
+/// instruction; set by detection before the counter is first used. Only
+/// x86_64 has a second one (`LFENCE; RDTSC` where `RDTSCP` is missing):
+/// elsewhere the ordered read never loads this.
 pub(crate) static ORDERED_ALT: AtomicBool = AtomicBool::new(false);
 
 /// The ordered read detection chose.
 #[inline(always)]
 pub(crate) fn ticks_ordered_auto() -> u64 {
-    ticks_ordered(ORDERED_ALT.load(Ordering::Relaxed))
+    #[cfg(target_arch = "x86_64")]
+    let alt = ORDERED_ALT.load(Ordering::Relaxed);
+    #[cfg(not(target_arch = "x86_64"))]
+    let alt = false;
+    ticks_ordered(alt)
 }
 
 /// What the hardware reports about its counter; filled once by `probe()`.

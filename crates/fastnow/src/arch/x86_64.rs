@@ -23,7 +23,8 @@ pub(crate) fn ticks() -> u64 {
     // SAFETY: RDTSC exists on every x86_64 CPU and has no memory operands.
     // The one way it can fault, CR4.TSD set for this process through
     // prctl(PR_SET_TSC), is checked in `probe()`, and this function is only
-    // reached once detection chose the counter (`precise::read_ticks`).
+    // reached once detection chose the counter (the timekeeper reads it only
+    // for a counter state, or to sample a counter detection accepted).
     unsafe { _rdtsc() }
 }
 
