@@ -83,6 +83,12 @@ const (
 	never       = math.MaxUint64
 )
 
+// firstSpanNs is how long after the process's first moment readings taken
+// while the first state is being published read the monotonic clock at its
+// full rate (see beforeFirst): the first state's span, minPeriodNs plus its
+// grace.
+const firstSpanNs = minPeriodNs + minPeriodNs/4
+
 const (
 	modeOS      uint64 = 1 // readings come from CLOCK_MONOTONIC (+ osOffset)
 	modeCounter uint64 = 2 // readings come from the counter
@@ -158,6 +164,7 @@ type timekeeper struct {
 	upkeep       atomic.Bool   // the upkeep goroutine runs (and does the updates)
 	upkeepDue    atomic.Uint64 // monotonic time of the upkeep's next update
 	wallInterval atomic.Uint64 // the wall resync interval in ns (0: default)
+	firstMono    atomic.Uint64 // the process's first moment (0: none yet); see beforeFirst
 
 	onPublish func(*state) // tests: sees every state published, under mu
 }
@@ -261,8 +268,7 @@ func (tk *timekeeper) updateFromReader(kind dueKind, reading uint64) bool {
 
 // ensurePublished runs detection and publishes the first state if nothing
 // has; it never blocks. It returns false when another goroutine is doing it
-// right now (its first state reads the monotonic clock unchanged, which
-// the caller can read directly meanwhile).
+// right now (the caller acts on beforeFirst meanwhile).
 func (tk *timekeeper) ensurePublished() bool {
 	if tk.state.Load() != nil {
 		return true
@@ -275,6 +281,25 @@ func (tk *timekeeper) ensurePublished() bool {
 		return true
 	}
 	return tk.state.Load() != nil
+}
+
+// beforeFirst is the state a reader acts on while another goroutine
+// publishes the first one, given its monotonic reading: that clock
+// unchanged, up to firstSpanNs past the process's first moment — the first
+// reading any goroutine offered here, agreed through one compare-and-swap.
+// The detecting goroutine agrees on the moment before it samples, and its
+// first state ends no earlier than this one, so the rule of take-over
+// points holds from the process's first reading on: a reading taken while
+// the detecting goroutine was preempted for long waits for the first
+// state, rather than returning a value that a later reading, converted by
+// the published states, could lie below.
+func (tk *timekeeper) beforeFirst(mono uint64) state {
+	first := mono
+	if !tk.firstMono.CompareAndSwap(0, max(mono, 1)) {
+		first = tk.firstMono.Load()
+	}
+	end := first + firstSpanNs
+	return state{mode: modeOS, trigger: end, end: end}
 }
 
 // published waits until the first state is published (not for read paths).
@@ -433,6 +458,7 @@ func (tk *timekeeper) preempted(s *sample) bool {
 // when the hardware publishes its frequency.
 func (tk *timekeeper) detect() {
 	k := &tk.k
+	beforeFirst := tk.beforeFirst(tk.clocks.mono())
 	k.decision = tk.clocks.observe()
 	k.decided = true
 	k.minWidth = math.MaxUint64
@@ -457,7 +483,7 @@ func (tk *timekeeper) detect() {
 		if k.decision.probe.freqHz == 0 {
 			promoteAt += minPeriodNs
 		}
-		trigger, end = promoteAt, promoteAt+grace(minPeriodNs)
+		trigger, end = promoteAt, max(promoteAt+grace(minPeriodNs), beforeFirst.end)
 	} else {
 		k.origin = OriginOS
 	}
@@ -825,11 +851,15 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 			if tk.ensurePublished() {
 				continue
 			}
-			// Another goroutine is publishing the first state, which reads
-			// the monotonic clock unchanged; until it lands, so do we.
+			// Another goroutine is publishing the first state; until it
+			// lands, act on the one every goroutine agrees on.
 			m := tk.clocks.mono()
+			first := tk.beforeFirst(m)
 			if tk.state.Load() == nil {
-				return m
+				if nanos, _, past := first.convert(m); !past {
+					return nanos
+				}
+				runtime.Gosched()
 			}
 			continue
 		}

@@ -84,7 +84,12 @@ func (w *world) setRate(ppb int64) {
 type sim struct {
 	mu sync.Mutex
 	w  world
+	// gate, when set, parks the goroutine that reads the real clock next
+	// (one preempted there): it closes parked, then waits for resume.
+	gate *gate
 }
+
+type gate struct{ parked, resume chan struct{} }
 
 func newSim(publishedFreq uint64) *sim {
 	return &sim{w: world{
@@ -121,6 +126,14 @@ func (s *sim) mono() (v uint64) {
 	return v
 }
 func (s *sim) real() (v uint64) {
+	s.mu.Lock()
+	g := s.gate
+	s.gate = nil
+	s.mu.Unlock()
+	if g != nil {
+		close(g.parked)
+		<-g.resume
+	}
 	s.with(func(w *world) { v = w.realAt(w.tick()) })
 	return v
 }
@@ -845,6 +858,57 @@ func TestWallReadersEndTheWarmUp(t *testing.T) {
 	sk.sim.with(func(w *world) { reads2 = w.reads })
 	if reads2-reads != 1 {
 		t.Fatalf("a wall reading took %d clock reads, not one counter read", reads2-reads)
+	}
+}
+
+// Readings taken while another goroutine publishes the first state are
+// never above a later reading — even when that goroutine was preempted
+// between its sample and the publish, so that the first state's end lies
+// in the past (under qemu, a thread preempted for 10 ms there stepped the
+// Rust crate's Instant back by up to 320 µs). The first state covers them
+// all, and the first reading after it is not below them.
+func TestReadingsDuringDetectionStayBelowLaterOnes(t *testing.T) {
+	for _, freq := range []uint64{0, simFreq} {
+		sk := newSimKeeper(t, freq)
+		g := &gate{make(chan struct{}), make(chan struct{})}
+		sk.sim.with(func(*world) { sk.sim.gate = g })
+		done := make(chan bool)
+		go func() { done <- sk.ensurePublished() }()
+		<-g.parked // the writer sampled the counter and is preempted
+		type reading struct {
+			v              uint64
+			beforeTheFirst bool // returned before the first state was published
+		}
+		read := func() reading {
+			v := sk.read(false)
+			return reading{v, sk.state.Load() == nil}
+		}
+		early := read()
+		sk.sim.advance(5_000_000) // past the first moment's span
+		late := make(chan reading, 1)
+		go func() { late <- read() }()
+		var lateReading reading
+		select {
+		case lateReading = <-late: // the old code returned at once
+		case <-time.After(50 * time.Millisecond): // it waits for the first state
+		}
+		close(g.resume)
+		if !<-done {
+			t.Fatal("the writer did not publish")
+		}
+		if lateReading == (reading{}) {
+			lateReading = <-late
+		}
+		first := sk.states[0].s
+		for _, r := range []reading{early, lateReading} {
+			if r.beforeTheFirst && r.v >= first.end {
+				t.Errorf("freq %d: %d, returned before the first state, is past its end %d", freq, r.v, first.end)
+			}
+		}
+		after := sk.read(false)
+		if lateReading.v < early.v || after < lateReading.v {
+			t.Errorf("freq %d: stepped back: %d %d %d", freq, early.v, lateReading.v, after)
+		}
 	}
 }
 

@@ -119,11 +119,15 @@ impl<C: Clocks> Timekeeper<C> {
                     if self.ensure_published() {
                         continue;
                     }
-                    // Another thread is publishing the first state, which
-                    // reads CLOCK_MONOTONIC unchanged; until it lands, so do we.
+                    // Another thread is publishing the first state; until it
+                    // lands, act on the one every thread agrees on.
                     let mono = self.clocks.mono();
+                    let first = self.before_first(mono);
                     if !self.state.is_published() {
-                        return mono;
+                        return match first.convert(mono) {
+                            Converted::Nanos { nanos, .. } => nanos,
+                            Converted::PastEnd => first.lower_bound(mono),
+                        };
                     }
                     continue;
                 }

@@ -36,7 +36,9 @@
 //! # Source switches
 //! The same rule carries readings across a change of source: the first
 //! millisecond of a process reads `CLOCK_MONOTONIC` while the counter's rate
-//! is measured (no reader ever waits for calibration), and a counter the
+//! is measured (no reader ever waits for calibration; one arriving while
+//! another thread publishes the first state acts on a state every thread
+//! agrees on, `Timekeeper::before_first`), and a counter the
 //! kernel demotes at run time is dropped for `CLOCK_MONOTONIC` plus an
 //! offset. An OS-clock state also has an end (in `CLOCK_MONOTONIC`
 //! nanoseconds), and OS-clock readers read the clock *inside* the latch read,
@@ -86,6 +88,10 @@ const READER_PERIOD_NS: u64 = 500_000_000;
 pub(crate) const CHECK_PERIOD_NS: u64 = 1_000_000_000;
 /// Longest grace between `trigger` and `end`.
 const MAX_GRACE_NS: u64 = 2_000_000;
+/// How long after the process's first moment readers taken while the first
+/// state is being published read `CLOCK_MONOTONIC` at its full rate (see
+/// `Timekeeper::before_first`): the first state's span.
+const FIRST_SPAN_NS: u64 = MIN_PERIOD_NS + grace(MIN_PERIOD_NS);
 /// While upkeep runs, readers only update if it is this late.
 const UPKEEP_SLACK_NS: u64 = 2_000_000;
 /// Longest wall resync interval (see `set_wall_resync_interval`).
@@ -295,6 +301,8 @@ pub(crate) struct Timekeeper<C: Clocks = Machine> {
     upkeep_due: AtomicU64,
     /// The wall resync interval (0 = default).
     wall_interval: AtomicU64,
+    /// The process's first moment (0: none yet); see `before_first`.
+    first_mono: AtomicU64,
 }
 
 /// The process's timekeeper.
@@ -310,12 +318,42 @@ impl<C: Clocks> Timekeeper<C> {
             upkeep: AtomicBool::new(false),
             upkeep_due: AtomicU64::new(0),
             wall_interval: AtomicU64::new(0),
+            first_mono: AtomicU64::new(0),
         }
     }
 
     /// The published state (all zeros, `MODE_NONE`, before the first).
     pub(crate) fn state(&self) -> State {
         State::from_words(&self.state.snapshot())
+    }
+
+    /// The state a reader acts on while another thread publishes the first
+    /// one, given its `CLOCK_MONOTONIC` reading: that clock unchanged, up
+    /// to [`FIRST_SPAN_NS`] past the process's first moment — the first
+    /// reading any thread offered here, agreed through one
+    /// compare-and-swap. The detecting thread agrees on the moment before it
+    /// samples, and its first state ends no earlier than this one, so the
+    /// rule of take-over points holds from the process's first reading on:
+    /// a reading taken while the detecting thread was preempted for long
+    /// gets this state's lower bound, never a value above what a later
+    /// reader gets from the published state.
+    pub(crate) fn before_first(&self, mono: u64) -> State {
+        let first = match self.first_mono.compare_exchange(
+            0,
+            mono.max(1),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        ) {
+            Ok(_) => mono,
+            Err(agreed) => agreed,
+        };
+        let end = first.saturating_add(FIRST_SPAN_NS);
+        State {
+            mode: MODE_OS,
+            trigger: end,
+            end,
+            ..State::default()
+        }
     }
 }
 
@@ -505,9 +543,8 @@ impl<C: Clocks> Timekeeper<C> {
     }
 
     /// Runs detection and publishes the first state if nothing has; never
-    /// waits. Returns false when another thread is doing it right now (its
-    /// first state reads `CLOCK_MONOTONIC` with no offset, which the caller
-    /// can read directly meanwhile).
+    /// waits. Returns false when another thread is doing it right now (the
+    /// caller acts on `before_first` meanwhile).
     #[cold]
     #[inline(never)]
     pub(crate) fn ensure_published(&self) -> bool {
@@ -755,6 +792,7 @@ impl<C: Clocks> Writer<'_, C> {
     /// for good, or for the first millisecond while the counter's rate is
     /// measured.
     fn detect(&mut self) {
+        let before_first = self.tk.before_first(self.mono());
         let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
         // The counter is read only once it is chosen: a rejected one may
@@ -770,7 +808,8 @@ impl<C: Clocks> Writer<'_, C> {
             k.min_width = first.width;
             k.origin = FreqOrigin::Pending;
             let promote_at = first_mono + MIN_PERIOD_NS;
-            (promote_at, promote_at + grace(MIN_PERIOD_NS))
+            let end = (promote_at + grace(MIN_PERIOD_NS)).max(before_first.end);
+            (promote_at, end)
         } else {
             k.origin = FreqOrigin::Os;
             (u64::MAX, u64::MAX)

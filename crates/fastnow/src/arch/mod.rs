@@ -46,7 +46,7 @@ pub(crate) use self::riscv64::{probe, ticks, ticks_ordered};
 pub(crate) use self::x86_64::{probe, ticks, ticks_ordered};
 
 use crate::FreqOrigin;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::AtomicBool;
 
 /// Whether `ticks_ordered_auto` uses the backend's second ordering
 /// instruction; set by detection before the counter is first used. Only
@@ -58,7 +58,7 @@ pub(crate) static ORDERED_ALT: AtomicBool = AtomicBool::new(false);
 #[inline(always)]
 pub(crate) fn ticks_ordered_auto() -> u64 {
     #[cfg(target_arch = "x86_64")]
-    let alt = ORDERED_ALT.load(Ordering::Relaxed);
+    let alt = ORDERED_ALT.load(core::sync::atomic::Ordering::Relaxed);
     #[cfg(not(target_arch = "x86_64"))]
     let alt = false;
     ticks_ordered(alt)

@@ -17,7 +17,7 @@ use super::*;
 use crate::arch::Probe;
 use crate::detect::{Clocksource, KernelVerdict};
 use std::prelude::v1::*;
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
 const FREQ: u64 = 2_445_405_696;
 const S: u64 = 1_000_000_000;
@@ -76,24 +76,31 @@ impl World {
     }
 }
 
-struct Sim(Mutex<World>);
+/// The simulated machine, and where a test parks the thread that reads
+/// `CLOCK_REALTIME` next (a thread preempted there): it says it parked on
+/// the first channel and waits for the second.
+struct Sim(Mutex<World>, Mutex<Option<Gate>>);
+type Gate = (mpsc::Sender<()>, mpsc::Receiver<()>);
 
 impl Sim {
     fn new(published_freq: Option<u64>) -> Sim {
-        Sim(Mutex::new(World {
-            tau: 5 * S,
-            step: 11,
-            seg_tau: 0,
-            seg_mono: 3 * S,
-            rate_ppb: 0,
-            real_minus_mono: 1_700_000_000 * S as i128,
-            verdict: KernelVerdict::Clocksource(Clocksource::new(b"tsc")),
-            published_freq,
-            hiccup_every: 0,
-            hiccup_ns: 0,
-            hiccup_burst: 0,
-            reads: 0,
-        }))
+        Sim(
+            Mutex::new(World {
+                tau: 5 * S,
+                step: 11,
+                seg_tau: 0,
+                seg_mono: 3 * S,
+                rate_ppb: 0,
+                real_minus_mono: 1_700_000_000 * S as i128,
+                verdict: KernelVerdict::Clocksource(Clocksource::new(b"tsc")),
+                published_freq,
+                hiccup_every: 0,
+                hiccup_ns: 0,
+                hiccup_burst: 0,
+                reads: 0,
+            }),
+            Mutex::new(None),
+        )
     }
 
     fn w(&self) -> std::sync::MutexGuard<'_, World> {
@@ -116,6 +123,10 @@ impl Clocks for Sim {
         w.mono_at(tau)
     }
     fn real(&self) -> u64 {
+        if let Some((parked, go)) = self.1.lock().unwrap().take() {
+            parked.send(()).unwrap();
+            go.recv().unwrap();
+        }
         let mut w = self.w();
         let tau = w.tick();
         w.real_at(tau)
@@ -607,6 +618,45 @@ fn warm_up_then_counter() {
             "{}",
             info.freq_hz
         );
+    }
+}
+
+/// Readings taken while another thread publishes the first state are never
+/// above a later reading — even when that thread was preempted between its
+/// sample and the publish (the first state's end then lies in the past)
+/// and a later reader finds the lock held and takes the lower bound.
+/// (Under qemu, a thread preempted for 10 ms there stepped `Instant` back by
+/// up to 320 µs.)
+#[test]
+fn readings_during_detection_stay_below_later_ones() {
+    for published in [None, Some(FREQ)] {
+        let tk = Timekeeper::new(Sim::new(published));
+        let (parked_tx, parked_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel();
+        *tk.clocks.1.lock().unwrap() = Some((parked_tx, go_rx));
+        let during = std::thread::scope(|scope| {
+            let writer = scope.spawn(|| tk.ensure_published());
+            // The writer sampled the counter and is preempted.
+            parked_rx.recv().unwrap();
+            let mut during = std::vec![tk.read_nanos(false)];
+            for _ in 0..3 {
+                tk.clocks.w().tau += 5_000_000;
+                during.push(tk.read_nanos(false));
+            }
+            assert!(during.windows(2).all(|p| p[0] <= p[1]), "{during:?}");
+            assert_eq!(tk.state().mode, MODE_NONE, "still being published");
+            go_tx.send(()).unwrap();
+            assert!(writer.join().unwrap());
+            during[during.len() - 1]
+        });
+        // The next writer holds the lock: readers past the end take the
+        // lower bound.
+        assert_eq!(tk.lock.try_lock(), Some(Taken::Free));
+        let after = tk.read_nanos(false);
+        tk.lock.unlock();
+        assert!(after >= during, "{after} < {during} ({published:?})");
+        let later = tk.read_nanos(false);
+        assert!(later >= after, "{later} < {after}");
     }
 }
 
