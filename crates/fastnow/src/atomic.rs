@@ -179,7 +179,6 @@ atomic_stamp!(
 mod tests {
     use super::*;
     use std::prelude::v1::*;
-    use std::sync::Arc;
 
     #[test]
     fn operations() {
@@ -219,6 +218,7 @@ mod tests {
     #[test]
     #[cfg(not(target_os = "wasi"))] // no threads there
     fn contended_stamp_only_moves_forward() {
+        use std::sync::Arc;
         let stamp = Arc::new(AtomicUnixTime::default());
         let threads: Vec<_> = (0..4u64)
             .map(|k| {

@@ -176,15 +176,15 @@ impl WriterLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core::sync::atomic::AtomicBool;
     use std::prelude::v1::*;
-    use std::sync::Arc;
 
     /// Readers racing a writer that publishes (k, !k, k) never see a mixed
     /// copy and never see k go backwards. Bounded by time.
     #[test]
     #[cfg(not(target_os = "wasi"))] // no threads there
     fn copies_are_never_torn_nor_stale() {
+        use core::sync::atomic::AtomicBool;
+        use std::sync::Arc;
         let latch = Arc::new(Latch::<3>::new());
         latch.write(&[0, !0, 0]);
         let stop = Arc::new(AtomicBool::new(false));

@@ -251,7 +251,11 @@ pub(crate) mod file {
 
     /// Closes a descriptor fastnow owns outright (no one else saw it): the
     /// upkeep thread's timerfd.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))] // the upkeep thread needs std
+    // The upkeep thread needs std; its timerfd, Linux.
+    #[cfg_attr(
+        not(all(feature = "std", any(target_os = "linux", target_os = "android"))),
+        allow(dead_code)
+    )]
     pub(crate) fn close(fd: i32) {
         // SAFETY: `fd` was opened by fastnow and is closed once, by its owner.
         unsafe { libc::close(fd) };
