@@ -1,6 +1,8 @@
 package fastnow
 
 import (
+	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,4 +92,51 @@ func BenchmarkAtomicLoad(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		sink += benchAtomic.Load()
 	}
+}
+
+// BenchmarkReaderUpdate is what a state update costs the reader that does
+// it, lock included: a rate sample or a clocksource re-check, each after the
+// reader's other work touched 0, 4 or 32 MiB of memory (so the update's code
+// and data come from L1/L2, L3 or DRAM). It runs only with
+// FASTNOW_UPDATE_COSTS=1 and a fixed count (-benchtime 200x): the memory
+// touched between updates is not timed, and at the default benchtime it
+// would take hours. `make figures-go` runs it so.
+func BenchmarkReaderUpdate(b *testing.B) {
+	if os.Getenv("FASTNOW_UPDATE_COSTS") != "1" {
+		b.Skip("set FASTNOW_UPDATE_COSTS=1 and -benchtime 200x")
+	}
+	tk := &proc
+	tk.finishWarmUp()
+	other := make([]byte, 32<<20)
+	for _, kind := range []struct {
+		name  string
+		check bool
+	}{{"sample", false}, {"check", true}} {
+		for _, mib := range []int{0, 4, 32} {
+			b.Run(fmt.Sprintf("%s/%dMiB", kind.name, mib), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					for j := 0; j < mib<<20; j += 64 {
+						other[j]++
+					}
+					b.StartTimer()
+					tk.readerUpdate(kind.check)
+				}
+			})
+		}
+	}
+}
+
+// readerUpdate runs one state update as a reader at trigger does: a rate
+// sample, or (check) a clocksource re-check.
+func (tk *timekeeper) readerUpdate(check bool) {
+	if !tk.mu.TryLock() {
+		return
+	}
+	defer tk.mu.Unlock()
+	tk.k.lastWasCheck = !check
+	if check {
+		tk.k.nextCheckMono = 0
+	}
+	tk.update(causeReader)
 }

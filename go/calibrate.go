@@ -6,14 +6,15 @@ import "math"
 // "Calibration"; the Rust crate's calibrate.rs is the same design).
 //
 // A sample pairs a counter value with CLOCK_MONOTONIC (and CLOCK_REALTIME,
-// for the wall tier) at one moment: the tightest of 7 brackets "monotonic,
-// ordered counter read, monotonic", the counter matched to the bracket's
-// midpoint, so its error is at most half the bracket (tens of nanoseconds).
+// for the wall tier) at one moment: the tightest of up to 4 brackets
+// "monotonic, ordered counter read, monotonic", the counter matched to the
+// bracket's midpoint, so its error is at most half the bracket (tens of
+// nanoseconds).
 // A sample whose every bracket was wide (the goroutine was preempted in
 // each) measures nothing.
 //
-// The rate is measured over the most recent window of at least a second:
-// between the newest sample and the newest earlier sample at least a second
+// The rate is measured over the most recent window of about a second:
+// between the newest sample and the newest earlier sample at least 7/8 s
 // older, or the oldest kept in a process's first second (windows of 1, 2,
 // 4 ... ms). A second gives the rate to a few hundredths of a ppm, and
 // because the window is recent, the rate follows CLOCK_MONOTONIC's current
@@ -26,9 +27,15 @@ import "math"
 // larger drop takes several windows.
 
 const (
-	windowNs          = 1_000_000_000 // preferred length of a rate window
-	bracketsPerSample = 7
-	realBrackets      = 3
+	windowNs = 1_000_000_000 // preferred length of a rate window
+	// minWindowNs is the shortest window once samples are that far apart.
+	// Samples come about a second apart, a little earlier or later; were a
+	// window at least a full second, one that came early would double the
+	// window, and the time the rate takes to follow a change (a window
+	// after it, then a piece).
+	minWindowNs       = windowNs - windowNs/8
+	bracketsPerSample = 4 // the most brackets per counter sample; the narrowest wins
+	realBrackets      = 2 // the most for the real-time offset
 	suspectShift      = 6 // a rate more than 1/64 off is suspect
 	windowSlots       = 12
 	maxUnixNano       = math.MaxInt64
@@ -43,49 +50,54 @@ type sample struct {
 }
 
 // takeSample takes a sample from c's counter and clocks.
-func takeSample(c clocks) sample {
-	var best sample
-	found := false
-	var lastTicks, lastMono uint64
-	for i := 0; i < bracketsPerSample; i++ {
-		before := c.mono()
-		t := c.counterOrdered()
-		after := c.mono()
-		lastTicks, lastMono = t, after
-		if after < before {
-			continue // a bracket across a backward step means nothing
-		}
-		if w := after - before; !found || w < best.width {
-			best, found = sample{ticks: t, mono: before + w/2, width: w}, true
-		}
-	}
-	if !found {
-		best = sample{ticks: lastTicks, mono: lastMono, width: math.MaxUint64}
-	}
+//
+// The brackets are chained (each monotonic reading closes one bracket and
+// opens the next), and sampling stops at the first bracket no wider than
+// goodWidth (0: take them all). A bracket within twice the tightest ever
+// seen puts the counter within one such width of the moment, as good as the
+// tightest of several over a window; so a warm sample costs one bracket and
+// one more read of each clock for the real time, and only a disturbed one
+// (cold caches, an interrupt) costs more.
+func takeSample(c clocks, goodWidth uint64) sample {
+	t, m, w, last := brackets(c, bracketsPerSample, c.counterOrdered, c.mono(), goodWidth)
+	best := sample{ticks: t, mono: m, width: w}
 	// CLOCK_REALTIME - CLOCK_MONOTONIC only changes when the clock is set, so
-	// the tightest bracket "monotonic, real, monotonic" gives it, and the real
-	// time at the counter sample follows.
-	var offset int64
-	var offsetWidth uint64
-	haveOffset := false
-	for i := 0; i < realBrackets; i++ {
-		before := c.mono()
-		r := c.real()
-		after := c.mono()
-		if after < before {
-			continue
-		}
-		if w := after - before; !haveOffset || w < offsetWidth {
-			// Both below 2^63: the difference fits.
-			offset, offsetWidth, haveOffset = int64(r)-int64(before+w/2), w, true
-		}
-	}
-	if haveOffset {
-		best.real = clampUnix(int64(best.mono), offset)
+	// the narrowest bracket "monotonic, real, monotonic" gives it, and the
+	// real time at the counter sample follows.
+	if r, at, rw, _ := brackets(c, realBrackets, c.real, last, goodWidth); rw != math.MaxUint64 {
+		// Both below 2^63: the difference fits.
+		best.real = clampUnix(int64(best.mono), int64(r)-int64(at))
 	} else {
 		best.real = c.real()
 	}
 	return best
+}
+
+// brackets reads value between monotonic readings up to n times, the first
+// bracket opened by opened, and returns the narrowest bracket's value, its
+// midpoint and width (MaxUint64 when every bracket spanned a backward step,
+// the value and midpoint then the last ones read), and the last monotonic
+// reading, which opens the next bracket.
+func brackets(c clocks, n int, value func() uint64, opened, goodWidth uint64) (v, mid, width, last uint64) {
+	width = math.MaxUint64
+	before := opened
+	for i := 0; i < n; i++ {
+		x := value()
+		after := c.mono()
+		if after >= before { // a bracket across a backward step means nothing
+			w := after - before
+			if w < width {
+				v, mid, width = x, before+w/2, w
+			}
+			if w <= goodWidth {
+				return v, mid, width, after
+			}
+		} else if width == math.MaxUint64 {
+			v, mid = x, after
+		}
+		before = after
+	}
+	return v, mid, width, before
 }
 
 // clampUnix returns a+b clamped to [0, MaxInt64], for a >= 0.
@@ -130,7 +142,7 @@ func (w *window) push(s sample) {
 	}
 	keep := 0
 	for i := w.n - 1; i >= 0; i-- {
-		if satSub(s.mono, w.points[i].mono) >= windowNs {
+		if satSub(s.mono, w.points[i].mono) >= minWindowNs {
 			keep = i
 			break
 		}
@@ -144,10 +156,10 @@ func (w *window) push(s sample) {
 }
 
 // startFor returns where a window ending at s starts: the newest sample at
-// least windowNs before it, else the oldest kept.
+// least minWindowNs before it, else the oldest kept.
 func (w *window) startFor(s *sample) (sample, bool) {
 	for i := w.n - 1; i >= 0; i-- {
-		if satSub(s.mono, w.points[i].mono) >= windowNs {
+		if satSub(s.mono, w.points[i].mono) >= minWindowNs {
 			return w.points[i], true
 		}
 	}

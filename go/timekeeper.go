@@ -58,13 +58,15 @@ import (
 //
 // # Work off the read path
 //
-// An update costs a sample (about a microsecond of clock reads) or a
-// re-check of the kernel's clocksource (one pread). Without upkeep it falls
-// on the reader that reaches trigger, once per period (1, 2, 4 ... ms in the
-// first second, then at most every second; twice a second on Linux amd64,
-// where a sample and a check alternate). While the upkeep goroutine runs it
-// updates before trigger, and readers' triggers come 2 ms later, so readers
-// only load.
+// An update costs a sample (when undisturbed one bracket of monotonic clock
+// reads around the counter and one around the real clock: a few hundred
+// nanoseconds of clock reads) or a re-check of the kernel's clocksource (one
+// pread). Without upkeep it falls on the reader that reaches trigger, once
+// per period (1, 2, 4 ... ms in the first second, then at most every second;
+// twice a second on Linux amd64, where a sample and a check alternate).
+// While the upkeep goroutine runs it updates before trigger, at least four
+// times a second, and readers' triggers come 2 ms later, so readers only
+// load.
 
 const (
 	marginNs              = 1_000         // how far ahead of the old source a new one starts
@@ -82,6 +84,12 @@ const (
 	wallGuardNs = 1 << 41
 	never       = math.MaxUint64
 )
+
+// upkeepPeriodNs is how often, at least, the upkeep goroutine updates: a
+// new rate takes over at the end of the piece in use, so short pieces let it
+// take over soon after it is measured (a sample four times a second costs
+// the upkeep goroutine about a microsecond each, readers nothing).
+const upkeepPeriodNs = 250_000_000
 
 // firstSpanNs is how long after the process's first moment readings taken
 // while the first state is being published read the monotonic clock at its
@@ -212,7 +220,14 @@ func (tk *timekeeper) publish(s state) {
 	}
 }
 
-func (tk *timekeeper) sample() sample { return takeSample(tk.clocks) }
+func (tk *timekeeper) sample() sample {
+	// Twice the tightest bracket seen; until there is one, all brackets.
+	good := uint64(0)
+	if tk.k.minWidth < math.MaxUint64/2 {
+		good = 2 * tk.k.minWidth
+	}
+	return takeSample(tk.clocks, good)
+}
 
 // Why an update is asked for.
 type dueKind int
@@ -718,6 +733,7 @@ func (tk *timekeeper) nextPiece(now uint64) state {
 	period := min(k.periodNs, tk.wallIntervalNs())
 	switch {
 	case tk.upkeep.Load():
+		period = min(period, upkeepPeriodNs)
 		tk.upkeepDue.Store(satAdd(tk.clocks.mono(), period))
 		period += upkeepSlackNs
 	case k.decision.followsKernel():

@@ -9,13 +9,14 @@
 //! is not used to measure anything.
 //!
 //! The *rate* (nanoseconds per tick) is measured over the most recent
-//! window of at least a second: between the newest sample and the newest
-//! earlier sample that is at least [`WINDOW_NS`] older, or the oldest one
-//! kept when none is (the first second of a process, when windows grow from
-//! a millisecond). A one-second window gives the rate to a few hundredths of
-//! a ppm, and because it is *recent*, the rate follows `CLOCK_MONOTONIC`'s
-//! current rate — which NTP, chrony or PTP change at will — within about
-//! two seconds of a change, instead of averaging it over a minute.
+//! window of about a second: between the newest sample and the newest
+//! earlier sample that is at least 7/8 of [`WINDOW_NS`] older, or the
+//! oldest one kept when none is (the first second of a process, when
+//! windows grow from a millisecond). A one-second window gives the rate to
+//! a few hundredths of a ppm, and because it is *recent*, the rate follows
+//! `CLOCK_MONOTONIC`'s current rate — which NTP, chrony or PTP change at
+//! will — within about two seconds of a change, instead of averaging it
+//! over a minute.
 //!
 //! A measurement far from the rate in use (more than 1/64) is suspect: the
 //! window may span a suspend or a migration. It is set aside and the window
@@ -30,12 +31,15 @@ use crate::scale::Line;
 
 /// Preferred length of a rate window.
 pub(crate) const WINDOW_NS: u64 = 1_000_000_000;
-/// Brackets per counter sample; the narrowest wins. Four keep a sample
-/// around a microsecond even with cold caches; over a one-second window the
-/// narrowest of four is as good as of more (the rate's error is a
-/// bracket's over a second).
+/// Shortest window once samples are that far apart: 7/8 of the preferred.
+/// Samples come about a second apart, a little earlier or later; were a
+/// window at least a full second, one that came early would double the
+/// window, and the time the rate takes to follow a change of
+/// `CLOCK_MONOTONIC`'s (a window after the change, then a piece).
+const MIN_WINDOW_NS: u64 = WINDOW_NS - WINDOW_NS / 8;
+/// Most brackets per counter sample; the narrowest wins.
 const BRACKETS: usize = 4;
-/// Brackets for the real-time offset.
+/// Most brackets for the real-time offset.
 const REAL_BRACKETS: usize = 2;
 /// A measurement more than 1/2^SUSPECT_SHIFT from the rate in use is suspect.
 const SUSPECT_SHIFT: u32 = 6;
@@ -55,43 +59,52 @@ pub(crate) struct Sample {
 
 /// Takes a sample from the counter (`counter`, read ordered) and the
 /// kernel's two clocks; tests pass simulated ones.
+///
+/// The brackets are chained — each `CLOCK_MONOTONIC` reading closes one
+/// bracket and opens the next — and sampling stops at the first bracket no
+/// wider than `good_width` (0: take them all). A bracket within twice the
+/// tightest ever seen puts the counter within one such width of the moment,
+/// as good as the tightest of several over a window of milliseconds or a
+/// second; so a warm sample costs one bracket, `mono, counter, mono`, and
+/// one more read of each clock for the real time, and only a disturbed one
+/// (cold caches, an interrupt) costs more.
 pub(crate) fn sample(
     counter: impl Fn() -> u64,
     mono: impl Fn() -> u64,
     real: impl Fn() -> u64,
+    good_width: u64,
 ) -> Sample {
-    let (mut best, mut fallback) = (None::<(u64, u64, u64)>, (0, 0));
-    for _ in 0..BRACKETS {
-        let before = mono();
-        let ticks = counter();
-        let after = mono();
-        fallback = (ticks, after);
-        // A bracket across a backward step of the reference is meaningless.
-        let Some(width) = after.checked_sub(before) else {
-            continue;
-        };
-        if best.map_or(true, |(_, _, w)| width < w) {
-            best = Some((ticks, before + width / 2, width));
+    // The narrowest bracket `(before, value, after)` of up to `n`, chained
+    // from `opened`; also returns the last reading, which opens the next.
+    let brackets = |n: usize, read: &dyn Fn() -> u64, mut before: u64| {
+        let mut best: Option<(u64, u64, u64)> = None;
+        let mut last = (0, before);
+        for _ in 0..n {
+            let value = read();
+            let after = mono();
+            last = (value, after);
+            // A bracket across a backward step of the reference is meaningless.
+            if let Some(width) = after.checked_sub(before) {
+                if best.map_or(true, |(_, _, w)| width < w) {
+                    best = Some((value, before + width / 2, width));
+                }
+                if width <= good_width {
+                    break;
+                }
+            }
+            before = after;
         }
-    }
-    let (ticks, mono_at, width) = best.unwrap_or((fallback.0, fallback.1, u64::MAX));
+        (best, last)
+    };
+    let (best, (last_ticks, last_mono)) = brackets(BRACKETS, &counter, mono());
+    let (ticks, mono_at, width) = best.unwrap_or((last_ticks, last_mono, u64::MAX));
     // CLOCK_REALTIME − CLOCK_MONOTONIC only changes when the clock is set,
-    // so the tightest bracket `mono, real, mono` gives it, and the real time
-    // at the counter sample follows.
-    let mut real_offset: Option<(i128, u64)> = None;
-    for _ in 0..REAL_BRACKETS {
-        let before = mono();
-        let r = real();
-        let after = mono();
-        let Some(w) = after.checked_sub(before) else {
-            continue;
-        };
-        if real_offset.map_or(true, |(_, bw)| w < bw) {
-            real_offset = Some((r as i128 - (before + w / 2) as i128, w));
+    // so the narrowest bracket `mono, real, mono` gives it, and the real
+    // time at the counter sample follows.
+    let real_at = match brackets(REAL_BRACKETS, &real, last_mono).0 {
+        Some((r, at, _)) => {
+            (mono_at as i128 + (r as i128 - at as i128)).clamp(0, u64::MAX as i128) as u64
         }
-    }
-    let real_at = match real_offset {
-        Some((offset, _)) => (mono_at as i128 + offset).clamp(0, u64::MAX as i128) as u64,
         None => real(),
     };
     Sample {
@@ -142,7 +155,7 @@ impl Window {
 
     /// Adds a sample (unless it follows the last one too closely) and drops
     /// those no longer needed: everything before the newest sample that is
-    /// at least a window old.
+    /// at least a (shortest) window old.
     pub(crate) fn push(&mut self, s: Sample) {
         if let Some(last) = self.points[..self.len].last() {
             if s.mono.saturating_sub(last.mono) < WINDOW_NS / 8 {
@@ -151,7 +164,7 @@ impl Window {
         }
         let keep_from = self.points[..self.len]
             .iter()
-            .rposition(|p| s.mono.saturating_sub(p.mono) >= WINDOW_NS)
+            .rposition(|p| s.mono.saturating_sub(p.mono) >= MIN_WINDOW_NS)
             .unwrap_or(0);
         self.points.copy_within(keep_from..self.len, 0);
         self.len -= keep_from;
@@ -164,12 +177,12 @@ impl Window {
     }
 
     /// Where a window ending at `s` starts: the newest sample at least
-    /// `WINDOW_NS` before it, else the oldest kept.
+    /// `MIN_WINDOW_NS` before it, else the oldest kept.
     pub(crate) fn start_for(&self, s: &Sample) -> Option<&Sample> {
         let kept = &self.points[..self.len];
         kept.iter()
             .rev()
-            .find(|p| s.mono.saturating_sub(p.mono) >= WINDOW_NS)
+            .find(|p| s.mono.saturating_sub(p.mono) >= MIN_WINDOW_NS)
             .or(kept.first())
     }
 }
@@ -219,13 +232,22 @@ mod tests {
         }
         let newest = at(40 * 100_000_000, 40 * 250_000_000);
         let start = w.start_for(&newest).unwrap();
-        // At least a second, and not much more.
+        // About a second: at least 7/8 of one, and not much more.
         let window = newest.mono - start.mono;
         assert!(
-            (WINDOW_NS..=WINDOW_NS * 5 / 4).contains(&window),
+            (MIN_WINDOW_NS..=WINDOW_NS * 5 / 4).contains(&window),
             "{window}"
         );
         assert!(w.len <= 12);
+        // Samples a little less than a second apart (an update that came a
+        // little early): the window is the last gap, not two of them.
+        let mut jittery = Window::new();
+        for i in 0..5u64 {
+            jittery.push(at(i * 990_000_000, i * 2_475_000_000));
+        }
+        let newest = at(5 * 990_000_000, 5 * 2_475_000_000);
+        let start = jittery.start_for(&newest).unwrap();
+        assert_eq!(newest.mono - start.mono, 990_000_000);
         // The first samples of a process: the window is all there is.
         let mut young = Window::new();
         young.push(at(0, 0));
@@ -248,6 +270,55 @@ mod tests {
         assert_eq!(judge(s, low, Some(low)), Verdict::Accept(floor(s)));
     }
 
+    /// The narrowest bracket wins; sampling stops at the first bracket no
+    /// wider than `good_width`; the real-time brackets continue the chain.
+    #[test]
+    fn sample_takes_the_narrowest_bracket_and_stops_at_a_good_one() {
+        use core::cell::Cell;
+        // Bracket widths, in order: 50, 20, 30, 10 (counter), then 40, 8
+        // (real). Each clock read advances time by 1 ns; the gaps between
+        // the monotonic readings make the widths.
+        let gaps = [50u64, 20, 30, 10, 40, 8];
+        // (good_width, counter brackets taken, the width used, real
+        // brackets taken, the real bracket's width)
+        for (good_width, counter_brackets, width, real_brackets, real_width) in [
+            (0, 4, 10, 2, 8),
+            (25, 2, 20, 2, 10),
+            (50, 1, 50, 1, 20),
+            (8, 4, 10, 2, 8),
+        ] {
+            let now = Cell::new(1_000u64);
+            let monos = Cell::new(0usize);
+            let (reads_c, reads_r) = (Cell::new(0usize), Cell::new(0usize));
+            let mono = || {
+                let i = monos.get();
+                monos.set(i + 1);
+                if i > 0 {
+                    now.set(now.get() + gaps[i - 1] - 1);
+                }
+                now.get()
+            };
+            let counter = || {
+                reads_c.set(reads_c.get() + 1);
+                now.set(now.get() + 1);
+                now.get() * 3
+            };
+            let real = || {
+                reads_r.set(reads_r.get() + 1);
+                now.set(now.get() + 1);
+                now.get() + 7_000
+            };
+            let s = sample(counter, mono, real, good_width);
+            assert_eq!(reads_c.get(), counter_brackets, "good_width {good_width}");
+            assert_eq!(reads_r.get(), real_brackets, "good_width {good_width}");
+            assert_eq!(s.width, width, "good_width {good_width}");
+            // The counter was read 1 ns into its bracket; the midpoint is
+            // within half the width of it.
+            assert!((s.ticks / 3).abs_diff(s.mono) <= width / 2);
+            assert!(s.real.abs_diff(s.mono + 7_000) <= real_width / 2 + width / 2);
+        }
+    }
+
     #[test]
     fn sample_matches_the_midpoint() {
         use core::sync::atomic::{AtomicU64, Ordering};
@@ -261,12 +332,14 @@ mod tests {
         fn real() -> u64 {
             T.load(Ordering::Relaxed) + 5_000
         }
-        let s = sample(|| counter(false), mono, real);
-        // Each bracket is 10 ns wide; the counter was read at mono + 10,
-        // the middle of (mono, mono + 10 + 10)... within half a width.
-        assert_eq!(s.width, 10);
-        assert_eq!(s.ticks % 3, 0);
-        assert!((s.ticks / 3).abs_diff(s.mono) <= 5);
-        assert!(s.real.abs_diff(s.mono + 5_000) <= 10);
+        for good_width in [0, 10, u64::MAX] {
+            let s = sample(|| counter(false), mono, real, good_width);
+            // Each bracket is 10 ns wide; the counter was read at its
+            // start... within half a width of the midpoint.
+            assert_eq!(s.width, 10);
+            assert_eq!(s.ticks % 3, 0);
+            assert!((s.ticks / 3).abs_diff(s.mono) <= 5);
+            assert!(s.real.abs_diff(s.mono + 5_000) <= 10);
+        }
     }
 }

@@ -155,10 +155,18 @@ pub mod __test {
         crate::timekeeper::TK.with_lock(f)
     }
 
-    /// What the two kinds of state update cost the reader that does them
-    /// (a sample, a clocksource check), in nanoseconds: one of each.
-    pub fn reader_update_costs() -> (u64, u64) {
-        crate::timekeeper::TK.reader_update_costs()
+    /// How many readings so far returned a lower bound of the next state
+    /// (past a state's end while another thread held the writers' lock).
+    pub fn slowed_readings() -> u64 {
+        crate::timekeeper::TK
+            .slowed
+            .load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// What a state update costs the reader that does it, in nanoseconds:
+    /// a rate sample, or (`check`) a clocksource re-check.
+    pub fn reader_update_cost(check: bool) -> u64 {
+        crate::timekeeper::TK.reader_update_cost(check)
     }
 
     /// How many states have been published (each update adds one or two).

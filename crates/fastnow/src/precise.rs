@@ -126,7 +126,7 @@ impl<C: Clocks> Timekeeper<C> {
                     if !self.state.is_published() {
                         return match first.convert(mono) {
                             Converted::Nanos { nanos, .. } => nanos,
-                            Converted::PastEnd => first.lower_bound(mono),
+                            Converted::PastEnd => self.slowed_reading(&first, mono),
                         };
                     }
                     continue;
@@ -146,10 +146,18 @@ impl<C: Clocks> Timekeeper<C> {
                     if self.update_from_reader(Due::PastEnd(reading)) || self.newer_soon(&words) {
                         continue;
                     }
-                    return state.lower_bound(reading);
+                    return self.slowed_reading(&state, reading);
                 }
             }
         }
+    }
+
+    /// A reading past `state`'s end, while another thread writes: the
+    /// lower bound of what the next state gives (see `timekeeper`), counted.
+    #[cold]
+    fn slowed_reading(&self, state: &State, reading: u64) -> u64 {
+        self.slowed.fetch_add(1, Ordering::Relaxed);
+        state.lower_bound(reading)
     }
 
     /// Waits a few microseconds for another thread's update to land;

@@ -50,14 +50,15 @@
 //! nanoseconds, never back.
 //!
 //! # Work off the read path
-//! What a state update costs — a sample (6 brackets of `clock_gettime`
-//! around the counter and a publish: about a microsecond, no system call)
-//! or a re-check of the kernel's clocksource (one `pread`: a system call,
-//! 3–15 µs on a VM whose caches went cold since the last one) — falls on the
-//! reader that reaches `trigger`, once per period (1, 2, 4 … ms in the first
-//! second, then twice a second, alternating the two), or, while the coarse
-//! tier's upkeep thread runs, on that thread alone (BENCHMARKS.md has the
-//! measured costs).
+//! What a state update costs — a sample (one bracket of `clock_gettime`
+//! around the counter and one around `CLOCK_REALTIME` when undisturbed, and
+//! a publish: a few hundred nanoseconds, about 1.5 µs when its code and data
+//! come from DRAM; no system call) or a re-check of the kernel's clocksource
+//! (one `pread`: a system call, 2–20 µs) — falls on the reader that reaches
+//! `trigger`, once per period (1, 2, 4 … ms in the first second, then
+//! twice a second, alternating the two), or, while the coarse tier's upkeep
+//! thread runs, on that thread alone, four times a second (BENCHMARKS.md
+//! has the measured costs).
 
 use crate::arch::Probe;
 use crate::calibrate::{self, Sample, Verdict, Window};
@@ -84,6 +85,11 @@ const MAX_PERIOD_NS: u64 = 1_000_000_000;
 /// Without upkeep, readers update at least this often (a sample and a
 /// clocksource check alternate, so each comes once a second).
 const READER_PERIOD_NS: u64 = 500_000_000;
+/// The upkeep thread updates at least this often: a new rate takes over at
+/// the end of the piece in use, so short pieces let it take over soon
+/// after it is measured (a sample four times a second costs the upkeep
+/// thread about a microsecond each, readers nothing).
+const UPKEEP_PERIOD_NS: u64 = 250_000_000;
 /// How often the kernel's verdict on the counter is read again.
 pub(crate) const CHECK_PERIOD_NS: u64 = 1_000_000_000;
 /// Longest grace between `trigger` and `end`.
@@ -303,6 +309,9 @@ pub(crate) struct Timekeeper<C: Clocks = Machine> {
     wall_interval: AtomicU64,
     /// The process's first moment (0: none yet); see `before_first`.
     first_mono: AtomicU64,
+    /// How many readings returned a lower bound (a writer held the lock
+    /// past a state's end): readings the clock slowed for.
+    pub(crate) slowed: AtomicU64,
 }
 
 /// The process's timekeeper.
@@ -319,6 +328,7 @@ impl<C: Clocks> Timekeeper<C> {
             upkeep_due: AtomicU64::new(0),
             wall_interval: AtomicU64::new(0),
             first_mono: AtomicU64::new(0),
+            slowed: AtomicU64::new(0),
         }
     }
 
@@ -486,7 +496,14 @@ impl<'a, C: Clocks> Writer<'a, C> {
 
     fn sample(&self) -> Sample {
         let c = &self.tk.clocks;
-        calibrate::sample(|| c.counter_ordered(), || c.mono(), || c.real())
+        // Twice the tightest bracket seen; until there is one, all brackets.
+        let good_width = self.keeper.min_width.saturating_mul(2);
+        let good_width = if good_width == u64::MAX {
+            0
+        } else {
+            good_width
+        };
+        calibrate::sample(|| c.counter_ordered(), || c.mono(), || c.real(), good_width)
     }
 
     fn now_ticks(&self) -> u64 {
@@ -562,23 +579,19 @@ impl<C: Clocks> Timekeeper<C> {
         }
     }
 
-    /// What the two kinds of update cost the reader that does them, lock
-    /// taken and released included: (a sample, a clocksource check), ns.
-    pub(crate) fn reader_update_costs(&self) -> (u64, u64) {
+    /// What an update costs the reader that does it, lock taken and
+    /// released included, in ns: a sample, or (`check`) a clocksource check.
+    pub(crate) fn reader_update_cost(&self, check: bool) -> u64 {
         self.finish_warm_up();
-        let due = Cause::Reader(Due::Trigger(0));
-        let time = |check: bool| {
-            let start = self.clocks.mono();
-            if let Some(mut w) = Writer::try_new(self) {
-                w.keeper.last_was_check = !check;
-                if check {
-                    w.keeper.next_check_mono = 0;
-                }
-                w.update(due);
+        let start = self.clocks.mono();
+        if let Some(mut w) = Writer::try_new(self) {
+            w.keeper.last_was_check = !check;
+            if check {
+                w.keeper.next_check_mono = 0;
             }
-            self.clocks.mono() - start
-        };
-        (time(false), time(true))
+            w.update(Cause::Reader(Due::Trigger(0)));
+        }
+        self.clocks.mono() - start
     }
 
     /// Runs `f` holding the writers' lock (tests of what readers do then).
@@ -1033,6 +1046,7 @@ impl<C: Clocks> Writer<'_, C> {
         let line = Line::through(takeover, s.line.at(takeover), slope);
         let period = self.keeper.period_ns.min(self.tk.wall_interval_ns());
         let period = if self.tk.upkeep.load(Ordering::Relaxed) {
+            let period = period.min(UPKEEP_PERIOD_NS);
             let due = self.mono().saturating_add(period);
             self.tk.upkeep_due.store(due, Ordering::Relaxed);
             period + UPKEEP_SLACK_NS

@@ -57,7 +57,25 @@ mod linux {
             println!("SKIPPED: fastnow does not use the counter here, so nothing to fault");
             return 0;
         }
-        let events = faults::run(upkeep, quick, |name| println!("\n{name}"));
+        // After each event: how many readings returned the lower bound of
+        // the next state (past a state's end while a preempted writer held
+        // the lock), which slows the clock for those readings.
+        let mut slowed_before = fastnow::__test::slowed_readings();
+        let mut slowed = || {
+            let now = fastnow::__test::slowed_readings();
+            if now != slowed_before {
+                println!(
+                    "  readings that got a lower bound (a writer preempted): {}",
+                    now - slowed_before
+                );
+            }
+            slowed_before = now;
+        };
+        let events = faults::run(upkeep, quick, |name| {
+            slowed();
+            println!("\n{name}");
+        });
+        slowed();
         println!("\n| event | check | value | bound | |\n|---|---|---:|---:|---|");
         let (mut met, mut missed) = (0, Vec::new());
         for e in &events {

@@ -201,33 +201,44 @@ fn wall_and_coarse(plan: &Plan) {
 }
 
 /// What a reader pays when it finds a state update due (about once a
-/// second, alternating the two kinds, without upkeep; never with it).
+/// second, alternating the two kinds, without upkeep; never with it). A
+/// reader that updates once a second has done other work in between, so
+/// each update is measured after touching 0, 4 and 32 MiB of other memory:
+/// the update's code and data then come from L1/L2, from L3, or from DRAM.
 fn updates(plan: &Plan) {
     let n = plan.children * 10;
-    let (mut sample, mut check) = (Vec::new(), Vec::new());
-    for _ in 0..n {
-        let (s, c) = fastnow::__test::reader_update_costs();
-        sample.push(s as f64);
-        check.push(c as f64);
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut other_work = vec![0u8; 32 << 20];
+    let mut touch = |mib: usize| {
+        for i in (0..mib << 20).step_by(64) {
+            other_work[i] = other_work[i].wrapping_add(1);
+        }
+        std::hint::black_box(&other_work);
+    };
     let p = |v: &[f64], q| fastnow_bench::percentile(v, q);
     println!("### State updates on a reader ({n} of each, lock included)\n");
-    println!("| update | median | p99 | max |");
-    println!("|---|---:|---:|---:|");
-    for (name, v) in [
+    println!("| update | memory touched since the last | median | p99 | max |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, check) in [
         (
-            "a rate sample (6 brackets of `clock_gettime`) and publish",
-            &sample,
+            "a rate sample (one bracket when undisturbed, up to four) and publish",
+            false,
         ),
-        ("a clocksource re-check (one `pread`) and publish", &check),
+        ("a clocksource re-check (one `pread`) and publish", true),
     ] {
-        println!(
-            "| {name} | {:.0} ns | {:.0} ns | {:.0} ns |",
-            p(v, 50.0),
-            p(v, 99.0),
-            p(v, 100.0)
-        );
+        for mib in [0, 4, 32] {
+            let v: Vec<f64> = (0..n)
+                .map(|_| {
+                    touch(mib);
+                    fastnow::__test::reader_update_cost(check) as f64
+                })
+                .collect();
+            println!(
+                "| {name} | {mib} MiB | {:.0} ns | {:.0} ns | {:.0} ns |",
+                p(&v, 50.0),
+                p(&v, 99.0),
+                p(&v, 100.0)
+            );
+        }
     }
     println!("\nWith the upkeep thread running, readers do neither: it does both.\n");
 }
