@@ -6,7 +6,7 @@ import "math"
 // "Calibration"; the Rust crate's calibrate.rs is the same design).
 //
 // A sample pairs a counter value with CLOCK_MONOTONIC (and CLOCK_REALTIME,
-// for the wall tier) at one moment: the tightest of up to 4 brackets
+// for the wall tier) at one moment: the tightest of up to 7 brackets
 // "monotonic, ordered counter read, monotonic", the counter matched to the
 // bracket's midpoint, so its error is at most half the bracket (tens of
 // nanoseconds).
@@ -34,8 +34,8 @@ const (
 	// window, and the time the rate takes to follow a change (a window
 	// after it, then a piece).
 	minWindowNs       = windowNs - windowNs/8
-	bracketsPerSample = 4 // the most brackets per counter sample; the narrowest wins
-	realBrackets      = 2 // the most for the real-time offset
+	bracketsPerSample = 7 // the most brackets per counter sample; the narrowest wins
+	realBrackets      = 3 // the most for the real-time offset
 	suspectShift      = 6 // a rate more than 1/64 off is suspect
 	windowSlots       = 12
 	maxUnixNano       = math.MaxInt64

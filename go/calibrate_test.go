@@ -32,12 +32,14 @@ func TestSampleTakesTheNarrowestBracketAndStopsAtAGoodOne(t *testing.T) {
 		counterBrackets, realBrackets int
 		width, realWidth              uint64
 	}{
-		{0, 4, 2, 10, 8},
+		{0, 7, 3, 10, 8},
 		{25, 2, 2, 20, 10},
 		{50, 1, 1, 50, 20},
-		{8, 4, 2, 10, 8},
+		{8, 7, 2, 10, 8},
 	} {
-		m := &scripted{now: 1_000, gaps: []uint64{50, 20, 30, 10, 40, 8}}
+		// Bracket widths in order: up to 7 counter brackets, then up to 3
+		// real ones, each taking the next.
+		m := &scripted{now: 1_000, gaps: []uint64{50, 20, 30, 10, 60, 60, 60, 40, 8, 60}}
 		s := takeSample(m, c.good)
 		if m.counterReads != c.counterBrackets || m.realReads != c.realBrackets || s.width != c.width {
 			t.Errorf("good %d: %d counter and %d real brackets, width %d; want %+v",

@@ -35,9 +35,11 @@ func TestInstantAPI(t *testing.T) {
 
 // fastnow's interval lies between an inner time.Since interval (started
 // after it, ended before it) and an outer one, up to a calibration error of
-// 1/1000 and a microsecond of rounding, however long the reads around them
-// take (under an emulator, tens of milliseconds the first time). This
-// checks the calibration is sane; the simulation tests check its precision.
+// 1 % and a microsecond of rounding, however long the reads around them take
+// (under an emulator, tens of milliseconds the first time; and there the
+// first 100 ms use rates measured over milliseconds with microsecond-wide
+// brackets). This checks the calibration is sane (a wrong frequency is off
+// by far more); the simulation tests check its precision.
 func TestAgreesWithTimeSince(t *testing.T) {
 	_ = Source() // the first state published and the warm-up over
 	outer := time.Now()
@@ -47,7 +49,7 @@ func TestAgreesWithTimeSince(t *testing.T) {
 	innerLen := time.Since(inner)
 	got := ours.Elapsed()
 	outerLen := time.Since(outer)
-	slack := func(d time.Duration) time.Duration { return d + d/1000 + time.Microsecond }
+	slack := func(d time.Duration) time.Duration { return d + d/100 + time.Microsecond }
 	if got > slack(outerLen) || innerLen > slack(got) {
 		t.Fatalf("fastnow %v vs time: between %v and %v", got, innerLen, outerLen)
 	}

@@ -138,11 +138,14 @@ fn never_backwards_on_one_thread() {
 
 /// `elapsed()` agrees with std over an interval both measure: fastnow's
 /// interval lies between an inner std interval (started after it, ended
-/// before it) and an outer one, up to a calibration error of 1/1000 and a
+/// before it) and an outer one, up to a calibration error of 1 % and a
 /// microsecond of rounding. The bounds hold however long the reads around
 /// them take (an emulator translating code it runs for the first time can
-/// take tens of milliseconds); this checks calibration is sane, not its
-/// precision, which the benchmarks measure.
+/// take tens of milliseconds), and the 1 % covers the first 100 ms of a
+/// process under an emulator, whose rates come from windows of
+/// milliseconds bracketed by microseconds (0.5 % off seen under qemu). This
+/// checks calibration is sane (a wrong frequency is off by far more), not
+/// its precision, which the simulation tests and the benchmarks measure.
 #[test]
 fn agrees_with_std() {
     // The first state published and the warm-up over, so that no reading
@@ -155,7 +158,7 @@ fn agrees_with_std() {
     let inner = inner.elapsed();
     let ours = start.elapsed();
     let outer = outer.elapsed();
-    let slack = |d: Duration| d + d / 1000 + Duration::from_micros(1);
+    let slack = |d: Duration| d + d / 100 + Duration::from_micros(1);
     assert!(ours <= slack(outer), "{ours:?} > {outer:?}");
     assert!(inner <= slack(ours), "{ours:?} < {inner:?}");
 }
