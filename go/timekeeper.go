@@ -473,16 +473,20 @@ func (tk *timekeeper) preempted(s *sample) bool {
 // when the hardware publishes its frequency.
 func (tk *timekeeper) detect() {
 	k := &tk.k
-	beforeFirst := tk.beforeFirst(tk.clocks.mono())
 	k.decision = tk.clocks.observe()
 	k.decided = true
 	k.minWidth = math.MaxUint64
 	k.periodNs = minPeriodNs
 	// The counter is read only once it is chosen: a rejected one may fault
-	// (PR_SET_TSC) or mean nothing.
+	// (PR_SET_TSC) or mean nothing. Before the sample, this goroutine agrees
+	// on the process's first moment, so that the state it publishes ends no
+	// earlier than the one readers act on meanwhile (beforeFirst); an OS
+	// state for good has no end to agree on.
 	counter := k.decision.fallback == ""
 	var first sample
+	var agreedEnd uint64
 	if counter {
+		agreedEnd = tk.beforeFirst(tk.clocks.mono()).end
 		first = tk.sample()
 	} else {
 		first.mono = tk.clocks.mono()
@@ -498,7 +502,7 @@ func (tk *timekeeper) detect() {
 		if k.decision.probe.freqHz == 0 {
 			promoteAt += minPeriodNs
 		}
-		trigger, end = promoteAt, max(promoteAt+grace(minPeriodNs), beforeFirst.end)
+		trigger, end = promoteAt, max(promoteAt+grace(minPeriodNs), agreedEnd)
 	} else {
 		k.origin = OriginOS
 	}

@@ -1,7 +1,7 @@
 //! `fastnow report --compare A.json B.json`: two saved reports side by side
 //! (two machines, or one machine before and after a change).
 
-use crate::measure::{Report, SCHEMA_VERSION};
+use crate::measure::{CorrectRow, Report, SCHEMA_VERSION};
 use crate::render::{escape, machine_rows, table, table_aligned, worst_interval, STYLE};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -170,21 +170,20 @@ impl Side<'_> {
                 clocks.push(c.clock.clone());
             }
         }
-        let strict = |r: &Report, clock: &str| {
+        // "x / of" from a report's row for `clock`, "–" where it has none.
+        let cell = |r: &Report, clock: &str, f: fn(&CorrectRow) -> (u64, u64)| {
             r.correctness
                 .iter()
                 .find(|c| c.clock == clock)
                 .map_or("–".into(), |c| {
-                    format!("{} / {}", c.strict_violations, c.strict_checks)
+                    let (x, of) = f(c);
+                    format!("{x} / {of}")
                 })
         };
+        let strict =
+            |r: &Report, clock: &str| cell(r, clock, |c| (c.strict_violations, c.strict_checks));
         let back = |r: &Report, clock: &str| {
-            r.correctness
-                .iter()
-                .find(|c| c.clock == clock)
-                .map_or("–".into(), |c| {
-                    format!("{} / {}", c.per_thread_decreases, c.per_thread_reads)
-                })
+            cell(r, clock, |c| (c.per_thread_decreases, c.per_thread_reads))
         };
         clocks
             .into_iter()

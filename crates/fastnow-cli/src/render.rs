@@ -197,7 +197,6 @@ pub fn text(r: &Report) -> String {
     out
 }
 
-/// (label, value) lines of the MACHINE section.
 /// The correctness table's rows, the strict test's control clock marked.
 fn correctness_rows(r: &Report) -> Vec<Vec<String>> {
     let control = r.strict_test.control_clock.as_deref();
@@ -222,6 +221,7 @@ fn correctness_rows(r: &Report) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// (label, value) lines of the MACHINE section.
 pub fn machine_rows(r: &Report) -> Vec<(&'static str, String)> {
     let m = &r.machine;
     let f = &r.fastnow;

@@ -805,24 +805,28 @@ impl<C: Clocks> Writer<'_, C> {
     /// for good, or for the first millisecond while the counter's rate is
     /// measured.
     fn detect(&mut self) {
-        let before_first = self.tk.before_first(self.mono());
         let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
         // The counter is read only once it is chosen: a rejected one may
-        // fault (`PR_SET_TSC`) or mean nothing.
+        // fault (`PR_SET_TSC`) or mean nothing. Before the sample, this
+        // thread agrees on the process's first moment, so that the state it
+        // publishes ends no earlier than the one readers act on meanwhile
+        // (`before_first`); an OS state for good has no end to agree on.
         let counter = decision.fallback.is_none();
-        let first = counter.then(|| self.sample());
-        let first_mono = first.map_or_else(|| self.mono(), |f| f.mono);
+        let first = counter.then(|| (self.tk.before_first(self.mono()).end, self.sample()));
+        let first_mono = first.map_or_else(|| self.mono(), |(_, f)| f.mono);
         let k = &mut *self.keeper;
         k.first_mono = first_mono;
         k.next_check_mono = first_mono + CHECK_PERIOD_NS;
-        let (trigger, end) = if let Some(first) = first {
+        let (trigger, end) = if let Some((agreed_end, first)) = first {
             k.window.push(first);
             k.min_width = first.width;
             k.origin = FreqOrigin::Pending;
             let promote_at = first_mono + MIN_PERIOD_NS;
-            let end = (promote_at + grace(MIN_PERIOD_NS)).max(before_first.end);
-            (promote_at, end)
+            (
+                promote_at,
+                (promote_at + grace(MIN_PERIOD_NS)).max(agreed_end),
+            )
         } else {
             k.origin = FreqOrigin::Os;
             (u64::MAX, u64::MAX)
