@@ -118,7 +118,7 @@ BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # a fixed 200 times per round, in a second pass.
 figures-go:
 	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 . | tee /dev/stderr > ../target/figures-go.txt
-	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench ReaderUpdate -benchtime 200x -count 6 . \
+	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ReaderUpdate|ReadTail' -benchtime 200x -count 6 . \
 		| tee /dev/stderr > ../target/figures-go-updates.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go-updates.txt

@@ -2,7 +2,9 @@ package fastnow
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,10 +99,13 @@ func BenchmarkAtomicLoad(b *testing.B) {
 // BenchmarkReaderUpdate is what a state update costs the reader that does
 // it, lock included: a rate sample or a clocksource re-check, each after the
 // reader's other work touched 0, 4 or 32 MiB of memory (so the update's code
-// and data come from L1/L2, L3 or DRAM). It runs only with
-// FASTNOW_UPDATE_COSTS=1 and a fixed count (-benchtime 200x): the memory
-// touched between updates is not timed, and at the default benchtime it
-// would take hours. `make figures-go` runs it so.
+// and data come from L1/L2, L3 or DRAM). Each update is timed on its own
+// with the monotonic clock and the benchmark reports the median and p99 of
+// those times (its ns/op, which includes touching the memory, is left out):
+// b.StopTimer and b.StartTimer around each update would read the memory
+// statistics, which stops the world and leaves every update to run on
+// caches that moment emptied. It runs only with FASTNOW_UPDATE_COSTS=1 and a
+// fixed count (-benchtime 200x); `make figures-go` runs it so.
 func BenchmarkReaderUpdate(b *testing.B) {
 	if os.Getenv("FASTNOW_UPDATE_COSTS") != "1" {
 		b.Skip("set FASTNOW_UPDATE_COSTS=1 and -benchtime 200x")
@@ -114,14 +119,19 @@ func BenchmarkReaderUpdate(b *testing.B) {
 	}{{"sample", false}, {"check", true}} {
 		for _, mib := range []int{0, 4, 32} {
 			b.Run(fmt.Sprintf("%s/%dMiB", kind.name, mib), func(b *testing.B) {
+				took := make([]float64, 0, b.N)
 				for i := 0; i < b.N; i++ {
-					b.StopTimer()
 					for j := 0; j < mib<<20; j += 64 {
 						other[j]++
 					}
-					b.StartTimer()
+					start := monoNow()
 					tk.readerUpdate(kind.check)
+					took = append(took, float64(monoNow()-start))
 				}
+				slices.Sort(took)
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(took[len(took)/2], "median-ns")
+				b.ReportMetric(took[len(took)*99/100], "p99-ns")
 			})
 		}
 	}
@@ -139,4 +149,81 @@ func (tk *timekeeper) readerUpdate(check bool) {
 		tk.k.nextCheckMono = 0
 	}
 	tk.update(causeReader)
+}
+
+// BenchmarkReadTail shows the slowest reads, with readers doing the state
+// updates and with the upkeep goroutine doing them: every call is timed
+// (from the monotonic reading before it to the next, so one such reading,
+// about 20 ns, is included), and the benchmark reports how many calls per
+// second took at least 1 µs and 10 µs, the 99.99th percentile and the
+// slowest. Each iteration is 10 ms of back-to-back calls (-benchtime 200x:
+// 2 s, about two updates of each kind without upkeep). The "nothing" rows
+// time no call at all: what interrupts and the hypervisor add to any code.
+// It runs only with FASTNOW_UPDATE_COSTS=1; `make figures-go` runs it.
+func BenchmarkReadTail(b *testing.B) {
+	if os.Getenv("FASTNOW_UPDATE_COSTS") != "1" {
+		b.Skip("set FASTNOW_UPDATE_COSTS=1 and -benchtime 200x")
+	}
+	start := Now()
+	calls := []struct {
+		name string
+		call func()
+	}{
+		{"nothing", func() {}},
+		{"Nanotime", func() { sink += Nanotime() }},
+		{"Since", func() { sink += int64(start.Elapsed()) }},
+		{"UnixNano", func() { sink += UnixNano() }},
+	}
+	defer StopUpkeep()
+	for _, upkeep := range []bool{false, true} {
+		StopUpkeep()
+		mode := "readers"
+		if upkeep {
+			mode = "upkeep"
+			if err := StartUpkeep(time.Millisecond); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range calls {
+			b.Run(mode+"/"+c.name, func(b *testing.B) {
+				const bucketNs, buckets = 10, 100_000 // 10 ns buckets up to 1 ms
+				hist := make([]uint64, buckets+1)
+				var calls, slowest uint64
+				for i := 0; i < b.N; i++ {
+					before := monoNow()
+					until := before + 10_000_000
+					for before < until {
+						c.call()
+						after := monoNow()
+						took := uint64(after - before)
+						hist[min(took/bucketNs, buckets)]++
+						slowest = max(slowest, took)
+						calls++
+						before = after
+					}
+				}
+				atLeast := func(ns uint64) (n uint64) {
+					for _, k := range hist[ns/bucketNs:] {
+						n += k
+					}
+					return n
+				}
+				quantile := func(q float64) float64 {
+					rank, seen := uint64(math.Ceil(q*float64(calls))), uint64(0)
+					for i, k := range hist {
+						if seen += k; seen >= max(rank, 1) {
+							return float64(i * bucketNs)
+						}
+					}
+					return float64(slowest)
+				}
+				secs := float64(b.N) / 100
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(float64(atLeast(1_000))/secs, "≥1µs/s")
+				b.ReportMetric(float64(atLeast(10_000))/secs, "≥10µs/s")
+				b.ReportMetric(quantile(0.9999), "p99.99-ns")
+				b.ReportMetric(float64(slowest), "max-ns")
+			})
+		}
+	}
 }

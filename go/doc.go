@@ -38,8 +38,9 @@
 // moving to it without a step back. FASTNOW_CLOCK=counter|os overrides the
 // decision; any other value is ignored and reported in Source().EnvOverride.
 //
-// The updates (a sample of clock reads, about a microsecond, once per
-// period) fall on the reader that finds one due, or, while the upkeep
+// The updates (a sample of clock reads, a few hundred nanoseconds, or a
+// re-check of the kernel's clocksource, one system call of about 1.5 µs;
+// once per period) fall on the reader that finds one due, or, while the upkeep
 // goroutine runs (StartUpkeep, or the first Recent* call), on that goroutine
 // alone, which on Linux the kernel also wakes when the system clock is set.
 //

@@ -16,7 +16,7 @@ const kernelCounterName = "tsc"
 const clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 // clocksourceFile keeps current_clocksource open between checks, so that
-// each costs one pread (about a microsecond).
+// each costs one pread (a system call: about 1.5 µs with warm caches).
 type clocksourceFile struct {
 	fd       int
 	open     bool

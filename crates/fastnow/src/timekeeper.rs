@@ -52,9 +52,10 @@
 //! # Work off the read path
 //! What a state update costs — a sample (one bracket of `clock_gettime`
 //! around the counter and one around `CLOCK_REALTIME` when undisturbed, and
-//! a publish: a few hundred nanoseconds, about 1.5 µs when its code and data
+//! a publish: a few hundred nanoseconds, 1–2 µs when its code and data
 //! come from DRAM; no system call) or a re-check of the kernel's clocksource
-//! (one `pread`: a system call, 2–20 µs) — falls on the reader that reaches
+//! (one `pread`, a system call: about 1.5 µs with its code and data in
+//! cache, up to about 20 µs from DRAM) — falls on the reader that reaches
 //! `trigger`, once per period (1, 2, 4 … ms in the first second, then
 //! twice a second, alternating the two), or, while the coarse tier's upkeep
 //! thread runs, on that thread alone, four times a second (BENCHMARKS.md
@@ -856,8 +857,8 @@ impl<C: Clocks> Writer<'_, C> {
             return;
         }
         // Readers without upkeep alternate a sample with a re-check of the
-        // kernel's verdict, so neither costs a reader more than about a
-        // microsecond. A reader past the end samples (after an idle pause
+        // kernel's verdict, so a reader pays for one of them, not both (a
+        // few hundred nanoseconds, or one `pread`). A reader past the end samples (after an idle pause
         // the new piece's rate should be the one measured over it) and, when
         // one is due, checks too: a program reading the clock less often
         // than a grace period (every 30 ms, say) only ever arrives past the

@@ -52,6 +52,7 @@ fn main() {
     costs(&plan);
     wall_and_coarse(&plan);
     updates(&plan);
+    read_tails(&plan);
     contention(&plan);
     strictness(&plan);
     startup(&plan);
@@ -241,6 +242,64 @@ fn updates(plan: &Plan) {
         }
     }
     println!("\nWith the upkeep thread running, readers do neither: it does both.\n");
+}
+
+/// The slowest reads, with readers doing the state updates and with the
+/// upkeep thread doing them: every call timed, for a few seconds each (a
+/// few updates of each kind without upkeep). What remains with the upkeep
+/// is what interrupts and the hypervisor add to any code.
+fn read_tails(plan: &Plan) {
+    static START: std::sync::OnceLock<fastnow::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(fastnow::Instant::now);
+    let secs = if plan.children < 15 { 1 } else { 4 };
+    let calls: [(&str, fn()); 4] = [
+        ("nothing (the timing alone)", || {}),
+        ("`Instant::now()`", || {
+            std::hint::black_box(fastnow::Instant::now());
+        }),
+        ("`elapsed()` (a read and a conversion)", || {
+            std::hint::black_box(START.get().map(|s| s.elapsed()));
+        }),
+        ("`unix_nanos()`", || {
+            std::hint::black_box(fastnow::unix_nanos());
+        }),
+    ];
+    println!("### The slowest reads, both ways ({secs} s of back-to-back calls each)\n");
+    println!("| call | state updates done by | calls | ≥ 1 µs | ≥ 10 µs | ≥ 100 µs | p99.99 | p99.9999 | max | states published |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for upkeep in [false, true] {
+        fastnow::stop_upkeep();
+        if upkeep {
+            fastnow::start_upkeep(Duration::from_millis(1)).expect("start upkeep");
+        }
+        for (name, call) in calls {
+            let published = fastnow::__test::state_generation();
+            let t = fastnow_bench::read_tail(call, Duration::from_secs(secs));
+            println!(
+                "| {name} | {} | {} | {} | {} | {} | {:.0} ns | {:.0} ns | {:.1} µs | {} |",
+                if upkeep {
+                    "the upkeep thread (1 ms)"
+                } else {
+                    "readers"
+                },
+                t.calls,
+                t.over_1us,
+                t.over_10us,
+                t.over_100us,
+                t.p9999_ns,
+                t.p999999_ns,
+                t.max_ns as f64 / 1e3,
+                fastnow::__test::state_generation() - published
+            );
+        }
+    }
+    fastnow::stop_upkeep();
+    println!(
+        "\nEach call is timed from the `CLOCK_MONOTONIC` reading before it to the next (one reading, about \
+         20 ns, included). Without upkeep about one call a second does an update (table above); the \
+         calls over 1 µs beyond those are interrupts and the hypervisor, which stretch any code (the \
+         first row of each half times no call at all).\n"
+    );
 }
 
 /// 4 (cost part): MonotonicInstant on one core and on every core, through
