@@ -1386,12 +1386,7 @@ impl fmt::Display for ClockInfo {
             write!(f, "; fallback: {why}")?;
         }
         if let Some(at) = self.demoted_at {
-            write!(
-                f,
-                " (since Unix time {}.{:09})",
-                at.as_secs(),
-                at.subsec_nanos()
-            )?;
+            write!(f, " (since {at})")?;
         }
         if let Some(hv) = self.hypervisor() {
             write!(f, "; hypervisor {hv}")?;

@@ -512,7 +512,12 @@ fn demotion(hiccup_ns: u64) {
         info.fallback,
         Some(Fallback::KernelClocksource(_))
     ));
-    assert!(info.demoted_at.is_some());
+    let at = info.demoted_at.expect("the demotion's wall time");
+    let text = std::format!("{info}");
+    assert!(
+        text.contains(&std::format!("(since {at})")) && at.to_string().ends_with('Z'),
+        "{text}"
+    );
 }
 
 /// A program reading the clock every 30 ms only ever arrives past a piece's
