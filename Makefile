@@ -114,8 +114,9 @@ report:
 
 # The Go figures in BENCHMARKS.md: go test -bench, 6 runs each, through benchstat.
 BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-# BenchmarkReaderUpdate touches memory between its timed updates, so it runs
-# a fixed 200 times per round, in a second pass.
+# BenchmarkReaderUpdate touches memory between its timed updates and
+# BenchmarkReadTail times every call for 10 ms per iteration, so they run a
+# fixed 200 times per round, in a second pass (FASTNOW_UPDATE_COSTS=1).
 figures-go:
 	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 . | tee /dev/stderr > ../target/figures-go.txt
 	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ReaderUpdate|ReadTail' -benchtime 200x -count 6 . \

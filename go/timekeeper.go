@@ -531,8 +531,8 @@ func (tk *timekeeper) update(c cause) {
 		return
 	}
 	// Readers without upkeep alternate a sample with a re-check of the
-	// kernel's verdict, so a reader pays for one of them, not both (a few
-	// hundred nanoseconds, or one pread).
+	// kernel's verdict, so a reader at the trigger pays for one of them,
+	// not both (a few hundred nanoseconds, or one pread).
 	// A reader past the state's end samples, whatever the turn: the new
 	// piece converts everything since that end, which must be done at a
 	// measured rate, not at the one in use before (which the kernel may have

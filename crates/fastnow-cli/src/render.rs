@@ -309,9 +309,8 @@ pub fn machine_rows(r: &Report) -> Vec<(&'static str, String)> {
         rows.push((
             "demoted",
             format!(
-                "moved to the OS clock at Unix time {}.{:09} (the kernel stopped vouching for the counter)",
-                at / 1_000_000_000,
-                at % 1_000_000_000
+                "moved to the OS clock at {} (the kernel stopped vouching for the counter)",
+                fastnow::UnixTime::from_nanos(at)
             ),
         ));
     }

@@ -55,7 +55,7 @@
 //! a publish: a few hundred nanoseconds, 1–2 µs when its code and data
 //! come from DRAM; no system call) or a re-check of the kernel's clocksource
 //! (one `pread`, a system call: about 1.5 µs with its code and data in
-//! cache, up to about 20 µs from DRAM) — falls on the reader that reaches
+//! cache, 11–21 µs median from DRAM) — falls on the reader that reaches
 //! `trigger`, once per period (1, 2, 4 … ms in the first second, then
 //! twice a second, alternating the two), or, while the coarse tier's upkeep
 //! thread runs, on that thread alone, four times a second (BENCHMARKS.md
@@ -857,9 +857,10 @@ impl<C: Clocks> Writer<'_, C> {
             return;
         }
         // Readers without upkeep alternate a sample with a re-check of the
-        // kernel's verdict, so a reader pays for one of them, not both (a
-        // few hundred nanoseconds, or one `pread`). A reader past the end samples (after an idle pause
-        // the new piece's rate should be the one measured over it) and, when
+        // kernel's verdict, so a reader at the trigger pays for one of them,
+        // not both (a few hundred nanoseconds, or one `pread`). A reader past
+        // the end samples (after an idle pause the new piece's rate should be
+        // the one measured over it) and, when
         // one is due, checks too: a program reading the clock less often
         // than a grace period (every 30 ms, say) only ever arrives past the
         // end, and would never check otherwise. A wall reader always samples:
