@@ -38,11 +38,15 @@
 // moving to it without a step back. FASTNOW_CLOCK=counter|os overrides the
 // decision; any other value is ignored and reported in Source().EnvOverride.
 //
-// The updates (a sample of clock reads, a few hundred nanoseconds, or a
-// re-check of the kernel's clocksource, one system call of about 1.5 µs;
-// once per period) fall on the reader that finds one due, or, while the upkeep
-// goroutine runs (StartUpkeep, or the first Recent* call), on that goroutine
-// alone, which on Linux the kernel also wakes when the system clock is set.
+// The updates (a sample of clock reads, or a re-check of the kernel's
+// clocksource, one system call; twice a second) fall on the reader that
+// finds one due, or, while the upkeep goroutine runs (StartUpkeep, or the
+// first Recent* call), on that goroutine alone, which on Linux the kernel
+// also wakes when the system clock is set. On a reader an update costs
+// a few hundred nanoseconds to a couple of microseconds with warm caches,
+// and about 40 µs on a shared VM when its code and data have gone cold
+// since the last one: programs that cannot have one read take that long
+// run the upkeep.
 //
 // # Processes
 //
