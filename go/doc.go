@@ -43,10 +43,9 @@
 // finds one due, or, while the upkeep goroutine runs (StartUpkeep, or the
 // first Recent* call), on that goroutine alone, which on Linux the kernel
 // also wakes when the system clock is set. On a reader an update costs
-// a few hundred nanoseconds to a couple of microseconds with warm caches,
-// and about 40 µs on a shared VM when its code and data have gone cold
-// since the last one: programs that cannot have one read take that long
-// run the upkeep.
+// a few hundred nanoseconds to a couple of microseconds timed on its own,
+// and about 40 µs on a shared VM for the read in a hot loop that meets it:
+// programs that cannot have one read take that long run the upkeep.
 //
 // # Processes
 //
