@@ -100,11 +100,7 @@ pub fn text(r: &Report) -> String {
         .iter()
         .map(|c| {
             vec![
-                format!(
-                    "{}{}",
-                    c.clock,
-                    if c.kind == "peer" { " (peer)" } else { "" }
-                ),
+                marked(&c.clock, (c.kind == "peer").then_some("peer")),
                 format!("{:.2}", c.ns_median),
                 format!("{:.2}–{:.2}", c.ns_min, c.ns_max),
                 format!("{:.2}", c.all_cores_ns_median),
@@ -197,6 +193,14 @@ pub fn text(r: &Report) -> String {
     out
 }
 
+/// A clock's name in a table, with its role in parentheses if it has one.
+fn marked(clock: &str, role: Option<&str>) -> String {
+    match role {
+        Some(role) => format!("{clock} ({role})"),
+        None => clock.to_string(),
+    }
+}
+
 /// The correctness table's rows, the strict test's control clock marked.
 fn correctness_rows(r: &Report) -> Vec<Vec<String>> {
     let control = r.strict_test.control_clock.as_deref();
@@ -204,14 +208,9 @@ fn correctness_rows(r: &Report) -> Vec<Vec<String>> {
         .iter()
         .map(|c| {
             vec![
-                format!(
-                    "{}{}",
-                    c.clock,
-                    if Some(c.clock.as_str()) == control {
-                        " (control)"
-                    } else {
-                        ""
-                    }
+                marked(
+                    &c.clock,
+                    (Some(c.clock.as_str()) == control).then_some("control"),
                 ),
                 format!("{} / {}", c.per_thread_decreases, c.per_thread_reads),
                 format!("{} / {}", c.strict_violations, c.strict_checks),

@@ -47,8 +47,9 @@
 //! for every thread and an `elapsed()` never steps back. The update runs
 //! twice a second on the reader that finds it due — a few hundred
 //! nanoseconds timed on its own, about 10 µs on a shared VM for the read in
-//! a hot loop that meets it — or on the coarse tier's upkeep thread while that runs, and readers then only load:
-//! programs that cannot have one read take that long run it. See
+//! a hot loop that meets it — or on the coarse tier's upkeep thread while
+//! that runs, and readers then only load: programs that cannot have one
+//! read take that long run it. See
 //! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
 //! measurement after a suspend or a migration.
 //!

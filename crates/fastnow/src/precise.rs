@@ -110,17 +110,21 @@ impl<C: Clocks> Timekeeper<C> {
         // thirteen (copying every word made a reading 1.45-1.54x std's), and
         // leaves everything else (a due update, the end) to the loop below.
         let os = self.state.read(|w| {
-            (w[word::MODE].load(Ordering::Relaxed) == timekeeper::MODE_OS).then(|| {
-                let until = w[word::TRIGGER]
-                    .load(Ordering::Relaxed)
-                    .min(w[word::END].load(Ordering::Relaxed));
-                let offset = w[word::OS_OFFSET].load(Ordering::Relaxed);
-                (self.clocks.mono(), until, offset)
+            let load = |i: usize| w[i].load(Ordering::Relaxed);
+            (load(word::MODE) == timekeeper::MODE_OS).then(|| {
+                let state = State {
+                    mode: timekeeper::MODE_OS,
+                    trigger: load(word::TRIGGER),
+                    end: load(word::END),
+                    os_offset: load(word::OS_OFFSET),
+                    ..State::default()
+                };
+                (state, self.clocks.mono())
             })
         });
-        if let Some((mono, until, offset)) = os {
-            if mono < until {
-                return mono.wrapping_add(offset);
+        if let Some((state, mono)) = os {
+            if let Converted::Nanos { nanos, due: false } = state.convert(mono) {
+                return nanos;
             }
         }
         loop {

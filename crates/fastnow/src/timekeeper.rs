@@ -498,11 +498,9 @@ impl<'a, C: Clocks> Writer<'a, C> {
     fn sample(&self) -> Sample {
         let c = &self.tk.clocks;
         // Twice the tightest bracket seen; until there is one, all brackets.
-        let good_width = self.keeper.min_width.saturating_mul(2);
-        let good_width = if good_width == u64::MAX {
-            0
-        } else {
-            good_width
+        let good_width = match self.keeper.min_width {
+            u64::MAX => 0,
+            min => min.saturating_mul(2),
         };
         calibrate::sample(|| c.counter_ordered(), || c.mono(), || c.real(), good_width)
     }
@@ -860,10 +858,10 @@ impl<C: Clocks> Writer<'_, C> {
         // kernel's verdict, so a reader at the trigger pays for one of them,
         // not both (a few hundred nanoseconds, or one `pread`). A reader past
         // the end samples (after an idle pause the new piece's rate should be
-        // the one measured over it) and, when
-        // one is due, checks too: a program reading the clock less often
-        // than a grace period (every 30 ms, say) only ever arrives past the
-        // end, and would never check otherwise. A wall reader always samples:
+        // the one measured over it) and, when one is due, checks too: a
+        // program reading the clock less often than a grace period (every
+        // 30 ms, say) only ever arrives past the end, and would never check
+        // otherwise. A wall reader always samples:
         // the wall line must be re-anchored when its deadline comes, or its
         // error would grow past one interval's.
         let check_due = self.follows_kernel() && self.mono() >= self.keeper.next_check_mono;

@@ -578,6 +578,29 @@ fn wall_near_the_ends_of_its_range() {
 
 /// The first reading in a process reads the OS clock while the rate is
 /// measured (no wait), then the counter takes over a little ahead.
+/// A reading of an OS state between its trigger and its end makes the
+/// update there, as at a counter state's trigger (the OS read's own short
+/// path must hand it to the update, not convert it and return).
+#[test]
+fn os_reading_at_the_trigger_updates() {
+    let tk = Timekeeper::new(Sim::new(None));
+    tk.read_nanos(false);
+    let warming = tk.state();
+    assert_eq!(warming.mode, MODE_OS);
+    assert!(warming.trigger < warming.end);
+    {
+        let mut w = tk.clocks.w();
+        let now = w.mono_at(w.tau);
+        w.tau += warming.trigger - now;
+    }
+    tk.read_nanos(false);
+    assert!(
+        tk.clocks.mono() < warming.end,
+        "the test read before the end"
+    );
+    assert_ne!(tk.state(), warming, "the reading at the trigger updated");
+}
+
 #[test]
 fn warm_up_then_counter() {
     // (what the hardware publishes, whether the first counter line uses it)
