@@ -241,8 +241,9 @@ const (
 type cause int
 
 const (
-	causeReader     cause = iota
-	causeReaderLate       // a reader past the state's end
+	causeReader     cause = iota // a reader at the trigger
+	causeReaderLate              // a reader past the state's end
+	causeReaderWall              // a wall reader past the wall deadline
 	causeUpkeep
 	causeForced
 )
@@ -264,19 +265,17 @@ func (tk *timekeeper) updateFromReader(kind dueKind, reading uint64) bool {
 	// Re-check under the lock, against what was actually read: another
 	// goroutine may have updated meanwhile.
 	s := &tk.k.state
-	due := false
+	due, c := false, causeReader
 	switch kind {
 	case dueTrigger:
 		due = reading >= s.trigger
 	case duePastEnd:
-		due = reading >= s.end
+		due, c = reading >= s.end, causeReaderLate
 	case dueWall:
-		due = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline
+		due, c = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline, causeReaderWall
 	}
-	if due && kind == duePastEnd {
-		tk.update(causeReaderLate)
-	} else if due {
-		tk.update(causeReader)
+	if due {
+		tk.update(c)
 	}
 	return true
 }
@@ -539,7 +538,9 @@ func (tk *timekeeper) update(c cause) {
 	// changed meanwhile, during a pause of the program). When a check is
 	// due it checks too: a program reading the clock less often than a
 	// grace period (every 30 ms, say) only ever arrives past the end, and
-	// would never check otherwise.
+	// would never check otherwise. A wall reader always samples: the wall
+	// line must be re-anchored when its deadline comes, or its error would
+	// grow past one interval's.
 	checkDue := k.decision.followsKernel() && tk.clocks.mono() >= k.nextCheckMono
 	if checkDue && c == causeReader && !k.lastWasCheck {
 		k.lastWasCheck = true

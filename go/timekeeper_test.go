@@ -587,6 +587,28 @@ func TestFollowsAStep(t *testing.T) {
 	}
 }
 
+// A wall reader past its deadline re-anchors the wall line even when a
+// re-check of the kernel's verdict is also due (precise readers at the
+// trigger do one or the other, turn about; a wall reader must sample, or
+// the line would outlive its resync interval).
+func TestWallReaderResyncsWhenACheckIsDue(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	sk.setWallInterval(20_000_000)
+	for i := 0; i < 200; i++ {
+		sk.sim.advance(5_000_000)
+		_ = sk.unixNano()
+	}
+	sk.sim.with(func(w *world) { w.realMinusMono += 7 * int64(sec) })
+	sk.sim.advance(25_000_000)
+	sk.k.nextCheckMono, sk.k.lastWasCheck = 0, false
+	u := sk.unixNano()
+	var real uint64
+	sk.sim.with(func(w *world) { real = w.realAt(w.tau) })
+	if d := absDiff(u, real); d >= 2_000 {
+		t.Fatalf("wall %d ns off, past its deadline with a check due", d)
+	}
+}
+
 // A resync whose sample is preempted (every bracket wide) keeps the old
 // wall line, unless the line is further off than the sample's uncertainty:
 // a step is followed even then.

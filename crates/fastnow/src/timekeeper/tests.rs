@@ -447,6 +447,35 @@ fn follows_a_step() {
     }
 }
 
+/// A wall reader past its deadline re-anchors the wall line even when a
+/// re-check of the kernel's verdict is also due (precise readers at the
+/// trigger do one or the other, turn about; a wall reader must sample, or
+/// the line would outlive its resync interval).
+#[test]
+fn wall_reader_resyncs_when_a_check_is_due() {
+    let tk = Timekeeper::new(Sim::new(None));
+    tk.set_wall_interval(20_000_000);
+    for _ in 0..200 {
+        tk.clocks.w().tau += 5_000_000;
+        let _ = tk.unix_nanos();
+    }
+    tk.clocks.w().real_minus_mono += 7 * S as i128;
+    tk.clocks.w().tau += 25_000_000;
+    {
+        let w = Writer::new(&tk);
+        w.keeper.next_check_mono = 0;
+        w.keeper.last_was_check = false;
+    }
+    let u = tk.unix_nanos();
+    let w = tk.clocks.w();
+    let real = w.real_at(w.tau);
+    drop(w);
+    assert!(
+        u.abs_diff(real) < 2_000,
+        "wall {u} vs {real}, past its deadline with a check due"
+    );
+}
+
 /// The kernel demotes the counter: readings move to CLOCK_MONOTONIC without
 /// stepping back, and an interval across the switch stays within 10 µs of
 /// CLOCK_MONOTONIC's.
