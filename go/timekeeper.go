@@ -223,8 +223,8 @@ func (tk *timekeeper) publish(s state) {
 func (tk *timekeeper) sample() sample {
 	// Twice the tightest bracket seen; until there is one, all brackets.
 	good := uint64(0)
-	if tk.k.minWidth < math.MaxUint64/2 {
-		good = 2 * tk.k.minWidth
+	if w := tk.k.minWidth; w != math.MaxUint64 {
+		good = satAdd(w, w)
 	}
 	return takeSample(tk.clocks, good)
 }

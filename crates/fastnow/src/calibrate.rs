@@ -1,8 +1,9 @@
 //! Measuring the counter against the kernel's clocks.
 //!
 //! A *sample* pairs a counter value with `CLOCK_MONOTONIC` (and with
-//! `CLOCK_REALTIME`, for the wall tier) at one moment: the tightest of
-//! several brackets `OS clock, ordered counter read, OS clock`, the counter
+//! `CLOCK_REALTIME`, for the wall tier) at one moment: the narrowest of up
+//! to several brackets `OS clock, ordered counter read, OS clock` (the first
+//! within twice the narrowest ever seen ends the sample), the counter
 //! matched to the bracket's midpoint, so its error is at most half the
 //! bracket's width (tens of nanoseconds through the vDSO). A sample whose
 //! every bracket was wide — the thread was preempted or interrupted in each —
@@ -75,9 +76,19 @@ pub(crate) fn sample(
     good_width: u64,
 ) -> Sample {
     // The narrowest bracket `(before, value, after)` of up to `n`, chained
-    // from `opened`; also returns the last reading, which opens the next.
-    let brackets = |n: usize, read: &dyn Fn() -> u64, mut before: u64| {
-        let mut best: Option<(u64, u64, u64)> = None;
+    // from `before`; also returns the last reading, which opens the next.
+    // (A generic function, not a closure over `&dyn Fn`: no indirect call
+    // per clock read.)
+    /// `(value, midpoint, width)`.
+    type Bracket = (u64, u64, u64);
+    fn brackets(
+        n: usize,
+        read: &impl Fn() -> u64,
+        mono: &impl Fn() -> u64,
+        mut before: u64,
+        good_width: u64,
+    ) -> (Option<Bracket>, (u64, u64)) {
+        let mut best: Option<Bracket> = None;
         let mut last = (0, before);
         for _ in 0..n {
             let value = read();
@@ -95,13 +106,13 @@ pub(crate) fn sample(
             before = after;
         }
         (best, last)
-    };
-    let (best, (last_ticks, last_mono)) = brackets(BRACKETS, &counter, mono());
+    }
+    let (best, (last_ticks, last_mono)) = brackets(BRACKETS, &counter, &mono, mono(), good_width);
     let (ticks, mono_at, width) = best.unwrap_or((last_ticks, last_mono, u64::MAX));
     // CLOCK_REALTIME − CLOCK_MONOTONIC only changes when the clock is set,
     // so the narrowest bracket `mono, real, mono` gives it, and the real
     // time at the counter sample follows.
-    let real_at = match brackets(REAL_BRACKETS, &real, last_mono).0 {
+    let real_at = match brackets(REAL_BRACKETS, &real, &mono, last_mono, good_width).0 {
         Some((r, at, _)) => {
             (mono_at as i128 + (r as i128 - at as i128)).clamp(0, u64::MAX as i128) as u64
         }

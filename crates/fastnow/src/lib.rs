@@ -45,7 +45,8 @@
 //! new rate takes over at a point fixed in advance, continuing the old line
 //! there, so the conversion is one non-decreasing function of the counter
 //! for every thread and an `elapsed()` never steps back. The update runs
-//! twice a second on the reader that finds it due — a few hundred
+//! up to twice a second (where the kernel's clocksource is followed) on the
+//! reader that finds it due — a few hundred
 //! nanoseconds timed on its own, about 10 µs on a shared VM for the read in
 //! a hot loop that meets it — or on the coarse tier's upkeep thread while
 //! that runs, and readers then only load: programs that cannot have one

@@ -605,8 +605,6 @@ fn wall_near_the_ends_of_its_range() {
     }
 }
 
-/// The first reading in a process reads the OS clock while the rate is
-/// measured (no wait), then the counter takes over a little ahead.
 /// A reading of an OS state between its trigger and its end makes the
 /// update there, as at a counter state's trigger (the OS read's own short
 /// path must hand it to the update, not convert it and return).
@@ -630,6 +628,8 @@ fn os_reading_at_the_trigger_updates() {
     assert_ne!(tk.state(), warming, "the reading at the trigger updated");
 }
 
+/// The first reading in a process reads the OS clock while the rate is
+/// measured (no wait), then the counter takes over a little ahead.
 #[test]
 fn warm_up_then_counter() {
     // (what the hardware publishes, whether the first counter line uses it)
