@@ -1058,3 +1058,35 @@ func (tk *timekeeper) unixNano() uint64 {
 	}
 	return tk.unixSlow(0, false)
 }
+
+// A published state is never written again, however many follow it (states
+// are carved from blocks, never recycled): a goroutine may hold one for as
+// long as it likes, and it stays whole.
+func TestPublishedStatesAreNeverWritten(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	record := sk.onPublish
+	type kept struct {
+		p *state
+		s state
+	}
+	var held []kept
+	sk.onPublish = func(st *state) {
+		record(st)
+		held = append(held, kept{st, *st})
+	}
+	sk.settle(10, 1_000_000, false)
+	for len(held) < 3*stateBlock {
+		sk.sim.advance(2_000_000)
+		sk.forceUpdate()
+	}
+	seen := make(map[*state]bool)
+	for i, h := range held {
+		if seen[h.p] {
+			t.Fatalf("state %d of %d was published at an address used before", i, len(held))
+		}
+		seen[h.p] = true
+		if *h.p != h.s {
+			t.Fatalf("state %d of %d changed after it was published:\nthen %+v\nnow  %+v", i, len(held), h.s, *h.p)
+		}
+	}
+}

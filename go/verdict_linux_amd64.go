@@ -5,6 +5,7 @@ package fastnow
 import (
 	"bytes"
 	"syscall"
+	"unsafe"
 )
 
 // kernelCounterName is the Linux clocksource name of this counter. The
@@ -46,9 +47,22 @@ func (f *clocksourceFile) read() verdict {
 			}
 			f.fd, f.open, f.dev, f.ino = fd, true, st.Dev, st.Ino
 		}
-		n, err := syscall.Pread(f.fd, buf[:], 0)
-		if err == nil && n > 0 && plausibleClocksource(buf[:n]) {
-			return verdict{kind: verdictNamed, name: string(bytes.TrimRight(buf[:n], "\n"))}
+		// Without upkeep this runs on a reader's goroutine once a second,
+		// so it keeps to the system call: a raw one, since reading a
+		// sysfs attribute does not block (the runtime is not told, and
+		// does not hand the P to another thread meanwhile), and no
+		// allocation for the usual answer. SAFETY: buf is this frame's
+		// array, alive through the call; the kernel writes at most
+		// len(buf) bytes into it and returns how many.
+		r, _, errno := syscall.RawSyscall6(syscall.SYS_PREAD64, uintptr(f.fd),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		n := int(r)
+		if errno == 0 && n > 0 && n <= len(buf) && plausibleClocksource(buf[:n]) {
+			name := bytes.TrimRight(buf[:n], "\n")
+			if string(name) == kernelCounterName {
+				return verdict{kind: verdictNamed, name: kernelCounterName}
+			}
+			return verdict{kind: verdictNamed, name: string(name)}
 		}
 	}
 	return verdict{kind: verdictUnreadable}
