@@ -252,21 +252,15 @@ func (tk *timekeeper) sample() sample {
 	return takeSample(tk.clocks, good)
 }
 
-// Why an update is asked for.
-type dueKind int
-
-const (
-	dueTrigger dueKind = iota // a reading reached trigger
-	duePastEnd                // a reading is past end
-	dueWall                   // a wall reader's counter value reached the wall deadline
-)
-
+// Why an update is asked for: a reader's reading (each of the three kinds
+// is re-checked under the lock, and update treats each its own way), the
+// upkeep's turn, or a forced update.
 type cause int
 
 const (
-	causeReader     cause = iota // a reader at the trigger
-	causeReaderLate              // a reader past the state's end
-	causeReaderWall              // a wall reader past the wall deadline
+	causeReader     cause = iota // a reading reached trigger
+	causeReaderLate              // a reading is past end
+	causeReaderWall              // a wall reader's counter value reached the wall deadline
 	causeUpkeep
 	causeForced
 )
@@ -276,7 +270,7 @@ const (
 // date for its reading).
 //
 //go:noinline
-func (tk *timekeeper) updateFromReader(kind dueKind, reading uint64) bool {
+func (tk *timekeeper) updateFromReader(c cause, reading uint64) bool {
 	if !tk.mu.TryLock() {
 		return false
 	}
@@ -288,14 +282,14 @@ func (tk *timekeeper) updateFromReader(kind dueKind, reading uint64) bool {
 	// Re-check under the lock, against what was actually read: another
 	// goroutine may have updated meanwhile.
 	s := &tk.k.state
-	due, c := false, causeReader
-	switch kind {
-	case dueTrigger:
+	due := false
+	switch c {
+	case causeReader:
 		due = reading >= s.trigger
-	case duePastEnd:
-		due, c = reading >= s.end, causeReaderLate
-	case dueWall:
-		due, c = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline, causeReaderWall
+	case causeReaderLate:
+		due = reading >= s.end
+	case causeReaderWall:
+		due = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline
 	}
 	if due {
 		tk.update(c)
@@ -929,13 +923,13 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 		if past {
 			// A newer state is needed: publish it, or let the goroutine
 			// publishing it run.
-			if !tk.updateFromReader(duePastEnd, reading) {
+			if !tk.updateFromReader(causeReaderLate, reading) {
 				runtime.Gosched()
 			}
 			continue
 		}
 		if due {
-			tk.updateFromReader(dueTrigger, reading)
+			tk.updateFromReader(causeReader, reading)
 		}
 		return nanos
 	}
@@ -956,7 +950,7 @@ func (tk *timekeeper) unixSlow(t uint64, haveTicks bool) uint64 {
 			return tk.clocks.real()
 		}
 		if m := tk.clocks.mono(); m >= s.trigger {
-			tk.updateFromReader(dueTrigger, m)
+			tk.updateFromReader(causeReader, m)
 		}
 		if s = tk.state.Load(); s.mode == modeOS {
 			return tk.clocks.real()
@@ -965,7 +959,7 @@ func (tk *timekeeper) unixSlow(t uint64, haveTicks bool) uint64 {
 	}
 	if haveTicks {
 		if s.wallDeadline != 0 && t >= s.wallDeadline {
-			tk.updateFromReader(dueWall, t)
+			tk.updateFromReader(causeReaderWall, t)
 		}
 		// The freshest line: the one just published, or, while another
 		// goroutine publishes one, the old one (still about as good).

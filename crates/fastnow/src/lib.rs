@@ -46,11 +46,11 @@
 //! there, so the conversion is one non-decreasing function of the counter
 //! for every thread and an `elapsed()` never steps back. The update runs
 //! up to twice a second (where the kernel's clocksource is followed) on the
-//! reader that finds it due — a few hundred
-//! nanoseconds timed on its own, about 10 µs on a shared VM for the read in
-//! a hot loop that meets it — or on the coarse tier's upkeep thread while
-//! that runs, and readers then only load: programs that cannot have one
-//! read take that long run it. See
+//! reader that finds it due — a few hundred nanoseconds timed on its own;
+//! on a shared VM, for the read in a hot loop that meets it, about 2.5 µs (a
+//! rate sample) or 15–50 µs (a clocksource check) — or on the coarse tier's
+//! upkeep thread while that runs, and readers then only load: programs that
+//! cannot have one read take that long run it. See
 //! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
 //! measurement after a suspend or a migration.
 //!
