@@ -116,11 +116,15 @@ report:
 BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # BenchmarkReaderUpdate touches memory between its timed updates and
 # BenchmarkReadTail times every call for 10 ms per iteration, so they run a
-# fixed 200 times per round, in a second pass (FASTNOW_UPDATE_COSTS=1).
+# fixed 200 times per round, in a second pass (FASTNOW_UPDATE_COSTS=1);
+# BenchmarkColdCall idles a second before each call it times, so it runs
+# 9 rounds once, in a third (about 50 s).
 figures-go:
 	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 . | tee /dev/stderr > ../target/figures-go.txt
 	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ReaderUpdate|ReadTail' -benchtime 200x -count 6 . \
 		| tee /dev/stderr > ../target/figures-go-updates.txt
+	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ColdCall' -benchtime 9x -count 1 . \
+		| tee /dev/stderr > ../target/figures-go-cold.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go-updates.txt
 

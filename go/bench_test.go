@@ -155,6 +155,66 @@ func (tk *timekeeper) readerUpdate(check bool) {
 	tk.update(causeReader)
 }
 
+// BenchmarkColdCall is what a reader's state update costs when it comes as
+// it does in a program: after about a second in which its code and data
+// were not used, beside time.Now(), the OS clock read a program would make
+// instead, in the same conditions. Each round makes every call once, each
+// after a second of a loop that reads only the counter (so nothing else is
+// warmed), timed with two bare counter reads, then once more at once (the
+// warm cost); the calls take turns, starting one further each round, so no
+// call always follows the same neighbour. It reports, per call, the
+// median of the cold times and of the warm ones. It runs only with
+// FASTNOW_UPDATE_COSTS=1 (-benchtime 9x: about 50 s); `make figures-go`
+// runs it.
+func BenchmarkColdCall(b *testing.B) {
+	if os.Getenv("FASTNOW_UPDATE_COSTS") != "1" {
+		b.Skip("set FASTNOW_UPDATE_COSTS=1 and -benchtime 9x")
+	}
+	info := Source()
+	if readCounter() == 0 || info.FreqHz == 0 {
+		b.Skip("no bare counter read on this machine")
+	}
+	tk := &proc
+	tk.finishWarmUp()
+	var cs clocksourceFile
+	cs.read() // open, and let the first read of the file be no call's
+	calls := []struct {
+		name string
+		call func()
+	}{
+		{"nothing", func() {}},
+		{"time.Now", func() { sink += time.Now().UnixNano() }},
+		{"sample", func() { tk.readerUpdate(false) }},
+		{"pread", func() { cs.read() }},
+		{"check", func() { tk.readerUpdate(true) }},
+	}
+	toNs := func(ticks uint64) float64 { return float64(ticks) * 1e9 / float64(info.FreqHz) }
+	idle := info.FreqHz // a second of ticks
+	cold := make([][]float64, len(calls))
+	warm := make([][]float64, len(calls))
+	for round := 0; round < b.N; round++ {
+		for k := range calls {
+			i := (round + k) % len(calls)
+			for start := readCounter(); readCounter()-start < idle; {
+			}
+			t0 := readCounter()
+			calls[i].call()
+			t1 := readCounter()
+			calls[i].call()
+			t2 := readCounter()
+			cold[i] = append(cold[i], toNs(t1-t0))
+			warm[i] = append(warm[i], toNs(t2-t1))
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+	for i, c := range calls {
+		slices.Sort(cold[i])
+		slices.Sort(warm[i])
+		b.ReportMetric(cold[i][len(cold[i])/2], c.name+"-cold-ns")
+		b.ReportMetric(warm[i][len(warm[i])/2], c.name+"-warm-ns")
+	}
+}
+
 // BenchmarkReadTail shows the slowest reads, with readers doing the state
 // updates and with the upkeep goroutine doing them, the two ways one after
 // the other for each call: every call is timed (from the monotonic reading

@@ -44,9 +44,10 @@
 // first Recent* call), on that goroutine alone, which on Linux the kernel
 // also wakes when the system clock is set. On a reader an update costs
 // a few hundred nanoseconds to a couple of microseconds timed on its own,
-// and on a shared VM, for the read in a hot loop that meets it, about 6 µs
-// (a rate sample) or 15–26 µs (a clocksource check): programs that cannot
-// have one read take that long run the upkeep.
+// and on a shared VM, for the read in a hot loop that meets it a second
+// after it last ran, 6–15 µs (a rate sample: about 1.5 times a cold
+// time.Now() there) or 15–30 µs (a clocksource check): programs that
+// cannot have one read take that long run the upkeep.
 //
 // # Processes
 //

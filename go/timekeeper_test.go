@@ -1090,3 +1090,22 @@ func TestPublishedStatesAreNeverWritten(t *testing.T) {
 		}
 	}
 }
+
+// The hook BenchmarkReaderUpdate and BenchmarkColdCall time does the update
+// a reader does: each sample publishes a state (it re-anchors the wall
+// line), so the figures are its real cost.
+func TestReaderUpdateHookPublishes(t *testing.T) {
+	StopUpkeep() // the hook gives way to an update in progress
+	Nanotime()
+	proc.finishWarmUp()
+	if Source().Source != "counter" {
+		t.Skip("the OS clock is in use, and an OS state has no updates")
+	}
+	for i := 0; i < 50; i++ {
+		before := proc.state.Load()
+		proc.readerUpdate(false)
+		if proc.state.Load() == before {
+			t.Fatalf("update %d published nothing", i)
+		}
+	}
+}

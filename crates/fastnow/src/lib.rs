@@ -47,8 +47,10 @@
 //! for every thread and an `elapsed()` never steps back. The update runs
 //! up to twice a second (where the kernel's clocksource is followed) on the
 //! reader that finds it due — a few hundred nanoseconds timed on its own;
-//! on a shared VM, for the read in a hot loop that meets it, about 2.5 µs (a
-//! rate sample) or 15–50 µs (a clocksource check) — or on the coarse tier's
+//! on a shared VM, for the read in a hot loop that meets it a second after
+//! it last ran, 2.5–5 µs (a rate sample: one to three times a cold std
+//! `Instant::now()` + `SystemTime::now()` there) or 13–50 µs (a clocksource
+//! check, one system call) — or on the coarse tier's
 //! upkeep thread while that runs, and readers then only load: programs that
 //! cannot have one read take that long run it. See
 //! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
@@ -171,6 +173,12 @@ pub mod __test {
     /// a rate sample, or (`check`) a clocksource re-check.
     pub fn reader_update_cost(check: bool) -> u64 {
         crate::timekeeper::TK.reader_update_cost(check)
+    }
+
+    /// The same update, untimed: a caller times it with a bare counter
+    /// read, so that no OS clock reading before it warms the update's path.
+    pub fn reader_update(check: bool) {
+        crate::timekeeper::TK.reader_update(check)
     }
 
     /// How many states have been published (each update adds one or two).

@@ -225,3 +225,21 @@ fn conversions_never_update_the_state() {
         "{updates} updates in {took:?} (sum {sum:?})"
     );
 }
+
+/// The hook that `make figures` times a reader's update with ("Cold calls")
+/// does the update a reader does: each call publishes a state (a sample
+/// always re-anchors the wall line), so its cost is the real one.
+#[test]
+fn the_update_hook_publishes_as_a_reader_does() {
+    let _ = Instant::now().elapsed();
+    if fastnow::clock_info().source != fastnow::Source::Counter {
+        eprintln!("skipped: the OS clock is in use, and an OS state has no updates");
+        return;
+    }
+    let before = fastnow::__test::state_generation();
+    for _ in 0..50 {
+        fastnow::__test::reader_update(false);
+    }
+    let published = fastnow::__test::state_generation() - before;
+    assert!(published >= 50, "50 updates published {published} states");
+}

@@ -22,6 +22,8 @@ struct Plan {
     strict_checks: u64,
     children: usize,
     tail_secs: u64,
+    cold_rounds: usize,
+    cold_idle: Duration,
 }
 
 fn main() {
@@ -37,6 +39,8 @@ fn main() {
             strict_checks: 1_000_000,
             children: 5,
             tail_secs: 1,
+            cold_rounds: 3,
+            cold_idle: Duration::from_millis(300),
         }
     } else {
         Plan {
@@ -45,6 +49,8 @@ fn main() {
             strict_checks: 100_000_000,
             children: 15,
             tail_secs: 4,
+            cold_rounds: 9,
+            cold_idle: Duration::from_secs(1),
         }
     };
 
@@ -55,6 +61,7 @@ fn main() {
     costs(&plan);
     wall_and_coarse(&plan);
     updates(&plan);
+    cold_calls(&plan);
     read_tails(&plan);
     contention(&plan);
     strictness(&plan);
@@ -249,6 +256,113 @@ fn updates(plan: &Plan) {
         }
     }
     println!("\nWith the upkeep thread running, readers do neither: it does both.\n");
+}
+
+/// A bare counter read, to time calls without reading an OS clock first.
+#[cfg(target_arch = "x86_64")]
+fn raw_ticks() -> Option<u64> {
+    Some(fastnow_bench::raw::rdtsc())
+}
+#[cfg(target_arch = "aarch64")]
+fn raw_ticks() -> Option<u64> {
+    Some(fastnow_bench::raw::cntvct())
+}
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn raw_ticks() -> Option<u64> {
+    None
+}
+
+/// What a reader's state update costs when it comes as it does in a
+/// program: after about a second in which its code and data were not
+/// used, beside the OS clock reads a program would make instead, in the
+/// same conditions. Each call follows `cold_idle` of a loop that reads only
+/// the counter (so nothing else is warmed) and is timed with two bare
+/// counter reads; the same call made again at once gives the warm cost.
+/// The rows take turns within a round, starting one further each round,
+/// so no row always follows the same neighbour.
+fn cold_calls(plan: &Plan) {
+    use std::os::unix::fs::FileExt;
+    let freq_hz = fastnow::clock_info().freq_hz;
+    if raw_ticks().is_none() || freq_hz == 0 {
+        println!("(Cold calls: skipped, no bare counter read on this machine.)\n");
+        return;
+    }
+    let ticks = || raw_ticks().unwrap_or(0);
+    let clocksource =
+        std::fs::File::open("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .ok();
+    let pread = || {
+        let mut buf = [0u8; 32];
+        clocksource.as_ref().map(|f| f.read_at(&mut buf, 0));
+        std::hint::black_box(buf);
+    };
+    let calls: [(&str, &dyn Fn()); 7] = [
+        ("nothing (the timing alone)", &|| {}),
+        ("std `Instant::now()`", &|| {
+            std::hint::black_box(std::time::Instant::now());
+        }),
+        ("std `SystemTime::now()`", &|| {
+            std::hint::black_box(std::time::SystemTime::now());
+        }),
+        (
+            "std `Instant::now()` then `SystemTime::now()` (the two clocks a sample reads)",
+            &|| {
+                std::hint::black_box(std::time::Instant::now());
+                std::hint::black_box(std::time::SystemTime::now());
+            },
+        ),
+        ("a reader's rate sample and publish, lock included", &|| {
+            fastnow::__test::reader_update(false)
+        }),
+        ("one `pread` of `current_clocksource` (kept open)", &pread),
+        (
+            "a reader's clocksource re-check and publish, lock included",
+            &|| fastnow::__test::reader_update(true),
+        ),
+    ];
+    pread(); // open, and let the first read of the file be no row's
+    let to_ns = |t: u64| t as f64 * 1e9 / freq_hz as f64;
+    let idle_ticks = (plan.cold_idle.as_nanos() as f64 * freq_hz as f64 / 1e9) as u64;
+    let mut cold = vec![Vec::new(); calls.len()];
+    let mut warm = vec![Vec::new(); calls.len()];
+    for round in 0..plan.cold_rounds {
+        for k in 0..calls.len() {
+            let i = (round + k) % calls.len();
+            let start = ticks();
+            while ticks().wrapping_sub(start) < idle_ticks {
+                std::hint::spin_loop();
+            }
+            let t0 = ticks();
+            calls[i].1();
+            let t1 = ticks();
+            calls[i].1();
+            let t2 = ticks();
+            cold[i].push(to_ns(t1.wrapping_sub(t0)));
+            warm[i].push(to_ns(t2.wrapping_sub(t1)));
+        }
+    }
+    let ms = plan.cold_idle.as_millis();
+    println!(
+        "### Cold calls: each after {ms} ms of a loop reading only the counter ({} of each)\n",
+        plan.cold_rounds
+    );
+    println!("| call | cold: median | min | max | the same call again at once: median |");
+    println!("|---|---:|---:|---:|---:|");
+    let p = |v: &[f64], q| fastnow_bench::percentile(v, q);
+    for (i, (name, _)) in calls.iter().enumerate() {
+        println!(
+            "| {name} | {:.2} µs | {:.2} µs | {:.2} µs | {:.0} ns |",
+            p(&cold[i], 50.0) / 1e3,
+            p(&cold[i], 0.0) / 1e3,
+            p(&cold[i], 100.0) / 1e3,
+            p(&warm[i], 50.0)
+        );
+    }
+    println!(
+        "\nA program that reads the clock in a hot loop meets its updates like this: about once a \
+         second each, their code and data gone from the caches and TLBs meanwhile. The std rows show \
+         what the same idle second does to calls that read the OS clocks.\n"
+    );
 }
 
 /// The slowest reads, with readers doing the state updates and with the
