@@ -585,7 +585,7 @@ impl<C: Clocks> Timekeeper<C> {
     pub(crate) fn reader_update_cost(&self, check: bool) -> u64 {
         self.finish_warm_up();
         let start = self.clocks.mono();
-        self.reader_update(check);
+        self.update_as_reader(check);
         self.clocks.mono() - start
     }
 
@@ -593,6 +593,10 @@ impl<C: Clocks> Timekeeper<C> {
     /// that reads no OS clock first (which would warm the update's path).
     pub(crate) fn reader_update(&self, check: bool) {
         self.finish_warm_up();
+        self.update_as_reader(check);
+    }
+
+    fn update_as_reader(&self, check: bool) {
         if let Some(mut w) = Writer::try_new(self) {
             w.keeper.last_was_check = !check;
             if check {

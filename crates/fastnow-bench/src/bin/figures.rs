@@ -260,17 +260,11 @@ fn updates(plan: &Plan) {
 
 /// A bare counter read, to time calls without reading an OS clock first.
 #[cfg(target_arch = "x86_64")]
-fn raw_ticks() -> Option<u64> {
-    Some(fastnow_bench::raw::rdtsc())
-}
+const RAW_TICKS: Option<fn() -> u64> = Some(fastnow_bench::raw::rdtsc);
 #[cfg(target_arch = "aarch64")]
-fn raw_ticks() -> Option<u64> {
-    Some(fastnow_bench::raw::cntvct())
-}
+const RAW_TICKS: Option<fn() -> u64> = Some(fastnow_bench::raw::cntvct);
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn raw_ticks() -> Option<u64> {
-    None
-}
+const RAW_TICKS: Option<fn() -> u64> = None;
 
 /// What a reader's state update costs when it comes as it does in a
 /// program: after about a second in which its code and data were not
@@ -283,11 +277,10 @@ fn raw_ticks() -> Option<u64> {
 fn cold_calls(plan: &Plan) {
     use std::os::unix::fs::FileExt;
     let freq_hz = fastnow::clock_info().freq_hz;
-    if raw_ticks().is_none() || freq_hz == 0 {
+    let (Some(ticks), true) = (RAW_TICKS, freq_hz != 0) else {
         println!("(Cold calls: skipped, no bare counter read on this machine.)\n");
         return;
-    }
-    let ticks = || raw_ticks().unwrap_or(0);
+    };
     let clocksource =
         std::fs::File::open("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .ok();
