@@ -7,8 +7,10 @@ fixed-point arithmetic that the Rust crate and the Go module implement with
 
     python3 spec/vectors/generate.py
 
-It writes spec/vectors/line.json (the conversion) and spec/vectors/env.json
-(the FASTNOW_CLOCK spellings).
+It writes spec/vectors/line.json (the conversion), spec/vectors/env.json
+(the FASTNOW_CLOCK spellings) and spec/vectors/arith.json (instant
+arithmetic at the edges of the 64-bit range). spec/vectors/constants.json
+is written by hand: it is the list itself, not derived from a rule.
 """
 import json
 import os
@@ -120,9 +122,57 @@ def env_vectors():
     }
 
 
+# Instant arithmetic on signed 64-bit nanoseconds (Go's Instant, Duration and
+# ManualClock): a result outside the range saturates to its nearest end, as
+# package time's Sub does, never wraps.
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+NOW = 1_500_000_000  # a reading 1.5 s into a process
+
+
+def sat64(v):
+    return min(max(v, I64_MIN), I64_MAX)
+
+
+ARITH_SUB = [(0, 0), (5, 10), (10, 5), (NOW, -10), (I64_MAX - 1, -10), (I64_MAX, -1),
+             (I64_MAX, I64_MIN), (I64_MIN, I64_MAX), (I64_MIN, 1), (I64_MIN, -1), (-1, I64_MAX),
+             (-2, I64_MAX), (0, I64_MIN), (-1, I64_MIN), (I64_MAX, I64_MAX), (I64_MIN, I64_MIN),
+             (I64_MAX, 0), (I64_MIN, 0), (NOW, NOW + I64_MIN), (NOW + I64_MIN, NOW)]
+ARITH_ADD = [(NOW, 0), (NOW, I64_MAX), (NOW, I64_MIN), (NOW, -NOW), (NOW, -NOW - 1),
+             (I64_MAX, 1), (I64_MAX, -1), (I64_MAX, I64_MIN), (I64_MIN, -1), (I64_MIN, 1),
+             (I64_MIN, I64_MAX), (I64_MIN, I64_MIN), (0, I64_MIN), (-1, I64_MAX), (1, I64_MAX),
+             (-5, I64_MIN), (I64_MAX - NOW, NOW), (I64_MAX - NOW, NOW + 1)]
+ARITH_ELAPSED = [(NOW, NOW), (NOW, 0), (NOW, NOW + 1), (NOW, I64_MAX), (NOW, NOW - 1 + I64_MIN),
+                 (NOW, I64_MIN), (0, -1), (0, I64_MIN), (-1, I64_MIN), (I64_MAX, I64_MIN),
+                 (I64_MAX, 0), (I64_MIN, I64_MAX)]
+ARITH_ADVANCE = [(10**9, 0), (10**9, 1), (10**9, I64_MAX), (I64_MAX, 1), (I64_MAX - 1, 1),
+                 (I64_MAX - 1, 2), (I64_MAX, I64_MAX), (-5, I64_MAX), (I64_MIN, I64_MAX),
+                 (1_700_000_000 * NS_PER_S, I64_MAX - 1_700_000_000 * NS_PER_S),
+                 (1_700_000_000 * NS_PER_S, I64_MAX - 1_700_000_000 * NS_PER_S + 1)]
+
+
+def arith_vectors():
+    s = str
+    return {
+        "about": "Instant arithmetic at the edges of the signed 64-bit range; every result saturates "
+                 "to the nearest end of [-2^63, 2^63-1] instead of wrapping, as Go's time.Time.Sub "
+                 "does. Integers are decimal strings (nanoseconds). sub: a.Sub(b) (Go Instant.Sub, "
+                 "and ManualClock.Since(b) when the clock reads a). add: a.Add(d) (Go Instant.Add). "
+                 "elapsed: a.Elapsed() when the clock reads now (Go Instant.Elapsed and System.Since: "
+                 "never negative). advance: a clock reading a, after Advance(d) with d >= 0 (Go "
+                 "ManualClock.Advance, for its monotonic and its Unix time alike: the largest reading, "
+                 "never a wrap or a step back; the Rust mock clocks saturate the same way).",
+        "sub": [{"a": s(a), "b": s(b), "want": s(sat64(a - b))} for (a, b) in ARITH_SUB],
+        "add": [{"a": s(a), "d": s(d), "want": s(sat64(a + d))} for (a, d) in ARITH_ADD],
+        "elapsed": [{"a": s(a), "now": s(now), "want": s(max(0, sat64(now - a)))}
+                    for (now, a) in ARITH_ELAPSED],
+        "advance": [{"a": s(a), "d": s(d), "want": s(sat64(a + d))} for (a, d) in ARITH_ADVANCE],
+    }
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    for name, data in [("line.json", line_vectors()), ("env.json", env_vectors())]:
+    for name, data in [("line.json", line_vectors()), ("env.json", env_vectors()),
+                       ("arith.json", arith_vectors())]:
         with open(os.path.join(here, name), "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")

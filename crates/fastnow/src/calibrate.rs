@@ -37,13 +37,13 @@ pub(crate) const WINDOW_NS: u64 = 1_000_000_000;
 /// window at least a full second, one that came early would double the
 /// window, and the time the rate takes to follow a change of
 /// `CLOCK_MONOTONIC`'s (a window after the change, then a piece).
-const MIN_WINDOW_NS: u64 = WINDOW_NS - WINDOW_NS / 8;
+pub(crate) const MIN_WINDOW_NS: u64 = WINDOW_NS - WINDOW_NS / 8;
 /// Most brackets per counter sample; the narrowest wins.
-const BRACKETS: usize = 4;
+pub(crate) const BRACKETS: usize = 4;
 /// Most brackets for the real-time offset.
-const REAL_BRACKETS: usize = 2;
+pub(crate) const REAL_BRACKETS: usize = 2;
 /// A measurement more than 1/2^SUSPECT_SHIFT from the rate in use is suspect.
-const SUSPECT_SHIFT: u32 = 6;
+pub(crate) const SUSPECT_SHIFT: u32 = 6;
 
 /// One moment seen by the counter and the kernel's clocks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -99,8 +99,7 @@ pub fn recent_unix_nanos() -> u64 {
     }
     let ns = RECENT_UNIX.0.load(Ordering::Acquire);
     if ns == 0 {
-        first_use();
-        return RECENT_UNIX.0.load(Ordering::Acquire);
+        return first_use_unix();
     }
     ns
 }
@@ -125,21 +124,59 @@ pub fn refresh() -> Instant {
     // a MonotonicInstant gets a later one; keep the largest, as refreshes
     // from several threads may store out of order.
     let now = MonotonicInstant::now().as_nanos().max(1);
-    let prev = RECENT_NANOS.0.fetch_max(now, Ordering::Release);
     // Never 0 (the "unset" value), even at the epoch.
-    RECENT_UNIX
-        .0
-        .store(wall::unix_nanos().max(1), Ordering::Release);
+    let unix = wall::unix_nanos().max(1);
+    #[cfg(feature = "mock")]
+    if let Some(t) = crate::mock::nanos() {
+        // A global mock installed since the check above: what was just
+        // read may be its time, which must not enter the process's cache.
+        return Instant::from_nanos(t);
+    }
+    let prev = RECENT_NANOS.0.fetch_max(now, Ordering::Release);
+    RECENT_UNIX.0.store(unix, Ordering::Release);
     Instant::from_nanos(prev.max(now))
 }
+
+/// A test hook run at the start of `first_use` (the `mock` feature only;
+/// set by `__test::before_first_refresh`): it lets a test install a global
+/// mock between a reader's mock check and its first refresh.
+#[cfg(feature = "mock")]
+pub(crate) static BEFORE_FIRST_REFRESH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
 #[cold]
 #[inline(never)]
 fn first_use() -> Instant {
+    #[cfg(feature = "mock")]
+    if let Some(hook) = BEFORE_FIRST_REFRESH.get() {
+        hook();
+    }
     let now = refresh();
     #[cfg(feature = "std")]
     upkeep::auto_start();
     now
+}
+
+/// `recent_unix_nanos` when the cache is still unset: refreshes it (and
+/// starts upkeep), then returns it. The refresh leaves the cache alone when
+/// a global mock was installed after `recent_unix_nanos` checked for one;
+/// the mock's time is then the answer, as for any later call — so no path
+/// returns the cache's "unset" 0.
+#[cold]
+#[inline(never)]
+fn first_use_unix() -> u64 {
+    first_use();
+    match RECENT_UNIX.0.load(Ordering::Acquire) {
+        0 => {
+            #[cfg(feature = "mock")]
+            if let Some(ns) = crate::mock::unix_nanos() {
+                return ns;
+            }
+            // Only a mock leaves the cache unset (refresh stores at least 1);
+            // gone again already, the current time stands in for it.
+            wall::unix_nanos().max(1)
+        }
+        ns => ns,
+    }
 }
 
 #[cfg(feature = "std")]
@@ -161,8 +198,62 @@ mod upkeep {
 
     struct Running {
         thread: JoinHandle<()>,
-        stop: Arc<AtomicBool>,
+        stop: Arc<Stop>,
         resolution: Duration,
+    }
+
+    /// How [`stop_upkeep`] stops the thread: a flag, and a way to wake the
+    /// thread from its sleep at once rather than when the sleep ends (on
+    /// Linux an eventfd that the thread's `ppoll` also waits on; elsewhere
+    /// the thread parks, and `unpark` wakes it).
+    struct Stop {
+        flag: AtomicBool,
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        wake: Option<i32>,
+    }
+
+    impl Stop {
+        fn new() -> Stop {
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            // SAFETY: eventfd has no memory arguments.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+            Stop {
+                flag: AtomicBool::new(false),
+                // Without one (out of descriptors), the thread sleeps in
+                // short spells instead (see `ClockWatch::sleep`).
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                wake: (fd >= 0).then_some(fd),
+            }
+        }
+
+        fn requested(&self) -> bool {
+            self.flag.load(Ordering::Acquire)
+        }
+
+        /// Sets the flag, then wakes the thread: it sees the flag as soon
+        /// as it wakes, and a wake that comes before it sleeps is not lost
+        /// (the eventfd stays readable; an early `unpark` makes the next
+        /// `park` return at once).
+        fn request(&self, thread: &std::thread::Thread) {
+            self.flag.store(true, Ordering::Release);
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            if let Some(fd) = self.wake {
+                let one = 1u64;
+                // SAFETY: writes 8 bytes from a live u64, as eventfd
+                // requires. It cannot block (the counter is far from full).
+                unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+            }
+            thread.unpark();
+        }
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            if let Some(fd) = self.wake.take() {
+                crate::os::file::close(fd);
+            }
+        }
     }
 
     /// The running upkeep, behind a lock that a forked child can take over
@@ -184,8 +275,21 @@ mod upkeep {
     /// The resolution a forked child restarts upkeep at (0: none).
     static RESTART_NS: AtomicU64 = AtomicU64::new(0);
 
+    /// Runs `f` on the slot, holding its lock: `start_upkeep` and
+    /// `stop_upkeep` hold it across their whole change (thread started or
+    /// joined, and the timekeeper told), so each takes effect at once as a
+    /// whole for every other caller.
     fn with<T>(f: impl FnOnce(&mut Option<Running>) -> T) -> T {
-        SLOT.lock.lock();
+        let taken = SLOT.lock.lock();
+        if taken == crate::latch::Taken::FromParent {
+            // A child forked while a parent's thread changed the slot: what
+            // it holds is half written, or the handle of a thread that this
+            // process does not have. Forget it (leaked, as the fork handler
+            // does); no upkeep runs here.
+            // SAFETY: the lock is held, so nothing else touches the slot.
+            unsafe { core::ptr::write(SLOT.running.get(), None) };
+            TK.set_upkeep(false);
+        }
         // SAFETY: the lock is held, so this is the only reference.
         let r = f(unsafe { &mut *SLOT.running.get() });
         SLOT.lock.unlock();
@@ -257,17 +361,27 @@ mod upkeep {
                 });
             }
             refresh();
-            let stop = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(Stop::new());
             let thread_stop = stop.clone();
-            let thread = std::thread::Builder::new()
-                .name("fastnow-upkeep".into())
-                .spawn(move || run(resolution, &thread_stop))
-                .map_err(UpkeepError::Spawn)?;
+            // The timekeeper learns of the thread before it runs, so that
+            // the thread never runs with readers still doing its updates
+            // (nor with the schedule it keeps unset).
             TK.set_upkeep(true);
             RUNNING_NS.store(
                 u64::try_from(resolution.as_nanos()).unwrap_or(u64::MAX),
                 Ordering::Relaxed,
             );
+            let spawned = std::thread::Builder::new()
+                .name("fastnow-upkeep".into())
+                .spawn(move || run(resolution, &thread_stop));
+            let thread = match spawned {
+                Ok(thread) => thread,
+                Err(e) => {
+                    RUNNING_NS.store(0, Ordering::Relaxed);
+                    TK.set_upkeep(false);
+                    return Err(UpkeepError::Spawn(e));
+                }
+            };
             *slot = Some(Running {
                 thread,
                 stop,
@@ -277,44 +391,47 @@ mod upkeep {
         })
     }
 
-    fn run(resolution: Duration, stop: &AtomicBool) {
+    fn run(resolution: Duration, stop: &Stop) {
         let resolution_ns = u64::try_from(resolution.as_nanos()).unwrap_or(u64::MAX);
-        let mut wake = ClockWatch::new();
+        let mut wake = ClockWatch::new(stop);
         let mut clock_was_set = false;
-        while !stop.load(Ordering::Acquire) {
+        while !stop.requested() {
             refresh();
             let next_turn = TK.upkeep_turn(clock_was_set);
             if clock_was_set {
                 refresh(); // the cached Unix time follows the step at once
             }
             let now = crate::os::monotonic_nanos();
-            // At most 50 ms at a time, so that stop_upkeep returns promptly.
-            let sleep = resolution_ns
-                .min(next_turn.saturating_sub(now))
-                .min(50_000_000);
+            let sleep = resolution_ns.min(next_turn.saturating_sub(now));
             clock_was_set = wake.sleep(Duration::from_nanos(sleep));
         }
     }
 
     /// Stops the upkeep thread and waits for it to exit; `false` if none ran.
-    /// The cached values then stay as last refreshed, and readers do the
-    /// state updates again. Not async-signal-safe.
+    /// The thread is woken from its sleep, so this returns as soon as the
+    /// thread finishes the refresh or update it may be in, whatever the
+    /// resolution. The cached values then stay as last refreshed, and
+    /// readers do the state updates again. Not async-signal-safe.
+    ///
+    /// `start_upkeep` and `stop_upkeep` may be called from any threads at
+    /// once: each takes effect as a whole, one after the other (a start
+    /// racing a stop either finds the thread running, or starts a new one
+    /// after the old one exited), and [`upkeep_resolution`] and
+    /// `clock_info().upkeep` always agree once they return.
     pub fn stop_upkeep() -> bool {
-        match with(|slot| {
+        with(|slot| {
+            let Some(r) = slot.take() else {
+                return false;
+            };
+            r.stop.request(r.thread.thread());
+            // The thread only refreshes and sleeps; it cannot panic short
+            // of an abort, so a join error is not expected. It never takes
+            // the slot's lock, so joining while holding it cannot deadlock.
+            let _ = r.thread.join();
+            TK.set_upkeep(false);
             RUNNING_NS.store(0, Ordering::Relaxed);
-            slot.take()
-        }) {
-            Some(r) => {
-                r.stop.store(true, Ordering::Release);
-                r.thread.thread().unpark();
-                // The thread only refreshes and sleeps; it cannot panic short
-                // of an abort, so a join error is not expected.
-                let _ = r.thread.join();
-                TK.set_upkeep(false);
-                true
-            }
-            None => false,
-        }
+            true
+        })
     }
 
     /// The running upkeep's resolution, if one runs.
@@ -368,6 +485,8 @@ mod upkeep {
         }
 
         extern "C" fn child() {
+            // No upkeep thread was copied, whatever the parent was doing.
+            TK.set_upkeep(false);
             let running = RUNNING_NS.swap(0, Ordering::Relaxed);
             if running == 0 {
                 return;
@@ -379,19 +498,23 @@ mod upkeep {
             // Arc are leaked, which is all a child can do with them.
             unsafe { core::ptr::write(SLOT.running.get(), None) };
             SLOT.lock.unlock();
-            TK.set_upkeep(false);
             RESTART_NS.store(running, Ordering::Relaxed);
             RECENT_NANOS.0.store(0, Ordering::Release);
             RECENT_UNIX.0.store(0, Ordering::Release);
         }
     }
 
-    /// Sleeps until a deadline, or until the kernel says the system clock was
+    /// Sleeps until a deadline, until the kernel says the system clock was
     /// set (Linux: a `timerfd` armed with `TFD_TIMER_CANCEL_ON_SET`, whose
-    /// read fails with `ECANCELED` when `CLOCK_REALTIME` is set).
+    /// read fails with `ECANCELED` when `CLOCK_REALTIME` is set), or until
+    /// `stop_upkeep` wakes it (see [`Stop`]).
     struct ClockWatch {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         fd: Option<i32>,
+        /// The stop request's eventfd (owned by the `Stop`, which outlives
+        /// this: the thread holds it until it returns).
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        wake: Option<i32>,
     }
 
     /// Seconds as a `time_t`, which is 32 bits on some targets (there
@@ -404,13 +527,14 @@ mod upkeep {
 
     #[cfg(any(target_os = "linux", target_os = "android"))]
     impl ClockWatch {
-        fn new() -> ClockWatch {
+        fn new(stop: &Stop) -> ClockWatch {
             // SAFETY: timerfd_create has no memory arguments.
             let fd = unsafe {
                 libc::timerfd_create(libc::CLOCK_REALTIME, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
             };
             let mut watch = ClockWatch {
                 fd: (fd >= 0).then_some(fd),
+                wake: stop.wake,
             };
             watch.arm();
             watch
@@ -457,23 +581,39 @@ mod upkeep {
 
         /// Sleeps up to `d`; whether the system clock was set meanwhile.
         fn sleep(&mut self, d: Duration) -> bool {
-            let Some(fd) = self.fd else {
-                std::thread::park_timeout(d);
-                return false;
+            let (fd, wake) = match (self.fd, self.wake) {
+                (None, _) => {
+                    // No clock notification: a park, which `unpark` ends.
+                    std::thread::park_timeout(d);
+                    return false;
+                }
+                (Some(fd), Some(wake)) => (fd, wake),
+                // No eventfd (the process is out of descriptors): nothing
+                // can end the poll early, so sleep in short spells, to
+                // keep `stop_upkeep` prompt.
+                (Some(fd), None) => (fd, -1),
             };
-            let mut pfd = libc::pollfd {
+            let d = if wake < 0 {
+                d.min(Duration::from_millis(50))
+            } else {
+                d
+            };
+            let mut pfds = [fd, wake].map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
-            };
+            });
             let ts = libc::timespec {
                 tv_sec: secs(d.as_secs().min(i32::MAX as u64) as i64),
                 tv_nsec: d.subsec_nanos() as libc::c_long,
             };
-            // SAFETY: one valid pollfd; the timeout is a valid timespec; no
-            // signal mask change.
-            let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, core::ptr::null()) };
-            if n <= 0 || pfd.revents & libc::POLLIN == 0 {
+            // SAFETY: two valid pollfds (poll ignores one whose fd is
+            // negative); the timeout is a valid timespec; no signal mask
+            // change.
+            let n = unsafe { libc::ppoll(pfds.as_mut_ptr(), 2, &ts, core::ptr::null()) };
+            // A stop request is seen by the caller's loop; the eventfd is
+            // left readable, so a later sleep cannot miss it.
+            if n <= 0 || pfds[0].revents & libc::POLLIN == 0 {
                 return false;
             }
             let mut expirations = 0u64;
@@ -495,7 +635,7 @@ mod upkeep {
 
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     impl ClockWatch {
-        fn new() -> ClockWatch {
+        fn new(_stop: &Stop) -> ClockWatch {
             ClockWatch {}
         }
 

@@ -287,6 +287,10 @@ const CLOCKSOURCE_PATH: &core::ffi::CStr =
 pub(crate) struct VerdictFile {
     #[cfg(unix)]
     file: Option<crate::os::file::OpenFile>,
+    /// Reads of the counter's own name trusted without an identity check
+    /// since the last check (see `read_verdict`).
+    #[cfg(unix)]
+    trusted: u8,
 }
 
 impl VerdictFile {
@@ -294,14 +298,26 @@ impl VerdictFile {
     pub(crate) const CLOSED: VerdictFile = VerdictFile {
         #[cfg(unix)]
         file: None,
+        #[cfg(unix)]
+        trusted: 0,
     };
 }
 
 /// Reads the kernel's verdict, keeping the file open between calls (one
-/// `pread` each time). The file is opened again when reading fails or
-/// returns something that is not a clocksource name: a program may close
-/// every descriptor it did not open (daemons do), and the number may then
-/// belong to another file.
+/// `pread` each time).
+///
+/// A program may close every descriptor it did not open (daemons do), and
+/// the number then belongs to another file: a daemon's pid file, opened
+/// next, gets it, and its `7905` looks like a clocksource name. So an
+/// answer that would change anything — another clocksource's name, or none
+/// — counts only if the descriptor still refers to the file opened (its
+/// device and inode, checked after the read); otherwise the number is left
+/// to its new owner, never closed, and the file is opened again and read
+/// afresh. A descriptor still ours that gives no clocksource name is closed
+/// and opened again too. The usual answer, the counter's own name, changes
+/// nothing and costs the `pread` alone; its descriptor is checked every
+/// `VERIFY_EVERY` reads, so another file that happened to read `tsc`
+/// could hide a demotion for a few seconds at most, and never cause one.
 pub(crate) fn kernel_verdict(f: &mut VerdictFile) -> KernelVerdict {
     if KERNEL_NAME_OF_COUNTER.is_none() {
         return KernelVerdict::NotApplicable;
@@ -309,27 +325,45 @@ pub(crate) fn kernel_verdict(f: &mut VerdictFile) -> KernelVerdict {
     read_verdict(f)
 }
 
+/// How often, at least, the descriptor that gave the counter's own name is
+/// checked (every other answer is checked each time). Go's is the same.
+#[cfg(unix)]
+const VERIFY_EVERY: u8 = 8;
+
 #[cfg(unix)]
 fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
     use crate::os::file::OpenFile;
     let mut buf = [0u8; 32];
-    for reopen in [false, true] {
-        if reopen {
-            if let Some(old) = f.file.take() {
-                old.close_if_ours();
-            }
-        }
+    for _ in 0..2 {
         if f.file.is_none() {
             f.file = OpenFile::open(CLOCKSOURCE_PATH);
+            f.trusted = 0;
         }
         let Some(open) = f.file else {
             return KernelVerdict::Unreadable;
         };
-        if let Some(n) = open.read_at_start(&mut buf) {
-            if Clocksource::plausible(&buf[..n]) {
-                return KernelVerdict::Clocksource(Clocksource::new(&buf[..n]));
+        let name = open
+            .read_at_start(&mut buf)
+            .map(|n| &buf[..n])
+            .filter(|text| Clocksource::plausible(text))
+            .map(Clocksource::new);
+        if let Some(cs) = name {
+            if Some(cs.as_str()) == KERNEL_NAME_OF_COUNTER && f.trusted < VERIFY_EVERY - 1 {
+                f.trusted += 1;
+                return KernelVerdict::Clocksource(cs);
             }
         }
+        if !open.is_ours() {
+            // Someone else's descriptor now: left open, for its owner.
+            f.file = None;
+            continue;
+        }
+        f.trusted = 0;
+        if let Some(cs) = name {
+            return KernelVerdict::Clocksource(cs);
+        }
+        open.close_if_ours();
+        f.file = None;
     }
     KernelVerdict::Unreadable
 }
@@ -575,6 +609,58 @@ mod tests {
             assert_eq!(kernel.recheck(cs("tsc")), None);
         }
         assert_eq!(forced.recheck(cs("hpet")), None);
+    }
+
+    /// Another file given the descriptor's number (as `dup2` does here, or
+    /// a daemon's close-all then open): its text never counts. Text other
+    /// than the counter's name is caught at once; the counter's name within
+    /// `VERIFY_EVERY` reads. The other file is never closed.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn a_descriptor_taken_by_another_file_is_not_believed() {
+        use std::io::Write;
+        let Ok(real) = std::fs::read(CLOCKSOURCE_PATH.to_str().unwrap()) else {
+            std::println!("skipped: no clocksource file here");
+            return;
+        };
+        let real = KernelVerdict::Clocksource(Clocksource::new(&real));
+        let mut f = VerdictFile::CLOSED;
+        assert_eq!(kernel_verdict(&mut f), real);
+        for (text, within) in [("7905\n", 1), ("tsc\n", VERIFY_EVERY)] {
+            let path = std::env::temp_dir().join(std::format!(
+                "fastnow-verdict-{}-{}",
+                std::process::id(),
+                text.trim()
+            ));
+            std::fs::File::create(&path)
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            let other = std::fs::File::open(&path).unwrap();
+            let fd = f.file.unwrap().fd();
+            // SAFETY: replaces our own descriptor with a copy of `other`'s;
+            // no memory effects.
+            assert_eq!(
+                unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&other), fd) },
+                fd
+            );
+            let mut reads = 0;
+            while f.file.unwrap().fd() == fd {
+                reads += 1;
+                assert!(reads <= within, "{text:?} still read after {within} reads");
+                let v = kernel_verdict(&mut f);
+                assert!(v == real || text == "tsc\n", "{v:?}");
+            }
+            assert_eq!(kernel_verdict(&mut f), real);
+            // The other file's copy at the old number is still open, intact.
+            let mut buf = [0u8; 8];
+            // SAFETY: reads into a live buffer of its length.
+            let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            assert_eq!(&buf[..n as usize], text.as_bytes());
+            // SAFETY: the copy made by dup2 above, closed once.
+            unsafe { libc::close(fd) };
+            let _ = std::fs::remove_file(&path);
+        }
     }
 
     #[test]

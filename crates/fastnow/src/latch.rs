@@ -166,6 +166,14 @@ impl WriterLock {
         self.0.store(0, Ordering::Release);
     }
 
+    /// Marks the lock held by a thread of another process, as a child
+    /// forked while a thread of its parent held it sees it.
+    #[cfg(test)]
+    pub(crate) fn hold_in_another_process(&self) {
+        let other = crate::os::pid().wrapping_add(1).max(1);
+        self.0.store(other, Ordering::Relaxed);
+    }
+
     /// Whether a thread of this process holds it now.
     #[cfg(test)]
     pub(crate) fn is_held_here(&self) -> bool {

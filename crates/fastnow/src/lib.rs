@@ -185,4 +185,13 @@ pub mod __test {
     pub fn state_generation() -> u64 {
         crate::timekeeper::TK.state.sequence() / 2
     }
+
+    /// Runs `hook` at the start of the coarse tier's first refresh (each
+    /// time `recent()` or `recent_unix_nanos()` finds the cache unset),
+    /// after the caller's check for a mock: a test installs a global mock
+    /// there. Set once per process; only with the `mock` feature.
+    #[cfg(feature = "mock")]
+    pub fn before_first_refresh(hook: fn()) {
+        let _ = crate::coarse::BEFORE_FIRST_REFRESH.set(hook);
+    }
 }

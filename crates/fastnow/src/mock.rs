@@ -24,6 +24,12 @@
 //! returns the mock's time and leaves the shared cache alone. Instants taken
 //! with and without a mock are on different timelines; do not compare them.
 //!
+//! `advance` only ever moves a mock's time forward: it saturates at the
+//! largest reading (`u64::MAX` nanoseconds) instead of panicking or
+//! wrapping, and a global mock may be advanced from several threads at once
+//! — every advance counts, and no thread sees its readings go back (only
+//! `set_unix_nanos` steps the Unix time, as a system clock can be stepped).
+//!
 //! The feature adds a flag check (a static load, then a thread-local one) to
 //! every read, which is why it is off by default: enable it for tests only
 //! (`[dev-dependencies] fastnow = { version = "…", features = ["mock"] }`).
@@ -61,9 +67,11 @@ struct State {
     unix_ns: AtomicU64,
 }
 
-/// Where a new mock starts: one second of monotonic time, and
-/// 2001-09-09T01:46:40Z (10^9 s) of Unix time.
-const START_MONO_NS: u64 = 1_000_000_000;
+/// Where a new mock starts: one second of monotonic time, on the timeline
+/// real instants use (2^62 ns ahead of the monotonic clock, so that a
+/// mocked instant reaches back as far as a real one; see
+/// `Instant::as_nanos`), and 2001-09-09T01:46:40Z (10^9 s) of Unix time.
+const START_MONO_NS: u64 = crate::timekeeper::TIMELINE_OFFSET_NS + 1_000_000_000;
 const START_UNIX_NS: u64 = 1_000_000_000_000_000_000;
 
 impl State {
@@ -79,14 +87,20 @@ impl State {
         self.unix_ns.store(START_UNIX_NS, Ordering::Relaxed);
     }
 
+    /// Moves both clocks forward by `by`, saturating at `u64::MAX`
+    /// nanoseconds. Each clock moves in one atomic read-modify-write, so
+    /// advances from several threads all count (none is lost to another's
+    /// store) and no thread ever sees a clock go back.
     fn advance(&self, by: Duration) {
-        let ns = u64::try_from(by.as_nanos()).expect("mock advance: duration over 584 years");
-        let mono = self.mono_ns.load(Ordering::Relaxed);
-        let mono = mono.checked_add(ns).expect("mock advance: time overflow");
-        self.mono_ns.store(mono, Ordering::Relaxed);
-        let unix = self.unix_ns.load(Ordering::Relaxed);
-        self.unix_ns
-            .store(unix.saturating_add(ns), Ordering::Relaxed);
+        let ns = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        for clock in [&self.mono_ns, &self.unix_ns] {
+            // A compare-and-exchange loop rather than `fetch_add`, which
+            // would wrap; the closure always returns `Some`, so this cannot
+            // fail.
+            let _ = clock.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                Some(t.saturating_add(ns))
+            });
+        }
     }
 }
 
@@ -110,7 +124,9 @@ pub struct MockClock {
 
 impl MockClock {
     /// Installs a mock clock on this thread, starting at one second of
-    /// monotonic time and at 2001-09-09T01:46:40Z (10^9 s) of Unix time.
+    /// monotonic time (its instants hold 2^62 ns more, as real ones do: see
+    /// [`Instant::as_nanos`](crate::Instant::as_nanos)) and at
+    /// 2001-09-09T01:46:40Z (10^9 s) of Unix time.
     ///
     /// # Panics
     /// If a mock clock is already installed on this thread.
@@ -132,8 +148,9 @@ impl MockClock {
 
     /// Moves both the monotonic and the Unix time forward.
     ///
-    /// # Panics
-    /// If the monotonic time would pass `u64::MAX` nanoseconds (584 years).
+    /// Saturates: an advance past the largest reading (`u64::MAX`
+    /// nanoseconds, on either clock; e.g. by [`Duration::MAX`]) stops that
+    /// clock there. It never panics, wraps, or steps back.
     pub fn advance(&self, by: Duration) {
         self.state.advance(by);
     }
@@ -193,10 +210,12 @@ impl GlobalMockClock {
         GlobalMockClock { _private: () }
     }
 
-    /// Moves both the monotonic and the Unix time forward.
+    /// Moves both the monotonic and the Unix time forward; callable from
+    /// any number of threads at once: every advance counts, and no thread
+    /// sees either clock go back (each moves in one atomic step).
     ///
-    /// # Panics
-    /// If the monotonic time would pass `u64::MAX` nanoseconds (584 years).
+    /// Saturates as [`MockClock::advance`] does: it never panics, wraps, or
+    /// steps back.
     pub fn advance(&self, by: Duration) {
         GLOBAL.advance(by);
     }

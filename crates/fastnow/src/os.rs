@@ -221,6 +221,8 @@ pub(crate) mod file {
         }
 
         /// Reads from the start of the file into `buf`; the bytes read.
+        /// Whether they are this file's is for [`is_ours`](Self::is_ours)
+        /// to say, after the read.
         pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Option<usize> {
             // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
             // reads do not block, so EINTR is not retried: a failure is a failure.)
@@ -228,12 +230,34 @@ pub(crate) mod file {
             (n >= 0).then_some(n as usize)
         }
 
+        /// Whether the descriptor still refers to the file that was opened
+        /// (same device and inode).
+        ///
+        /// A descriptor kept between reads may not: a program may close
+        /// descriptors it did not open (daemons close them all) and be given
+        /// the same number for a file of its own, a pid file say. Bytes read
+        /// through it then are that file's and must not be trusted. Asked
+        /// after a read, a yes means the read was of this file — short of
+        /// the other file being closed in between and this very file opened
+        /// again at that number, which only another reader of it could do.
+        /// (Asked before, the number could be reused between the check and
+        /// the read by any `open`.)
+        pub(crate) fn is_ours(&self) -> bool {
+            identity(self.fd) == Some(self.id)
+        }
+
+        /// The descriptor (tests that hand its number to another file).
+        #[cfg(test)]
+        pub(crate) fn fd(&self) -> i32 {
+            self.fd
+        }
+
         /// Closes the file — if the descriptor still refers to it. A program
         /// may close descriptors it did not open (daemons close them all), and
         /// the number may since have been given to a file of its own, which
         /// must not be closed under it.
         pub(crate) fn close_if_ours(self) {
-            if identity(self.fd) == Some(self.id) {
+            if self.is_ours() {
                 // SAFETY: the descriptor still refers to the file we opened.
                 unsafe { libc::close(self.fd) };
             }
@@ -244,13 +268,13 @@ pub(crate) mod file {
     #[cfg_attr(not(target_arch = "riscv64"), allow(dead_code))]
     pub(crate) fn read_once(path: &core::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
         let f = OpenFile::open(path)?;
-        let n = f.read_at_start(buf);
+        let n = f.read_at_start(buf).filter(|_| f.is_ours());
         f.close_if_ours();
         n
     }
 
     /// Closes a descriptor fastnow owns outright (no one else saw it): the
-    /// upkeep thread's timerfd.
+    /// upkeep thread's timerfd and its stop request's eventfd.
     // The upkeep thread needs std; its timerfd, Linux.
     #[cfg_attr(
         not(all(feature = "std", any(target_os = "linux", target_os = "android"))),

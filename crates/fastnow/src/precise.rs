@@ -29,7 +29,7 @@ use crate::arch;
 use crate::detect::MonotonicMode;
 use crate::scale::Line;
 use crate::timekeeper::{
-    self, word, Clocks, Converted, Due, State, Timekeeper, MODE_COUNTER, MODE_NONE, TK,
+    self, word, Clocks, Converted, Due, State, Timekeeper, Updated, MODE_COUNTER, MODE_NONE, TK,
 };
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub, SubAssign};
@@ -166,12 +166,25 @@ impl<C: Clocks> Timekeeper<C> {
                     }
                     return nanos;
                 }
-                Converted::PastEnd => {
-                    if self.update_from_reader(Due::PastEnd(reading)) || self.newer_soon(&words) {
+                Converted::PastEnd => match self.update_from_reader(Due::PastEnd(reading)) {
+                    // The state this thread just published covers the
+                    // reading (its piece takes over at or below it and ends
+                    // past a sample taken after it): no second counter read,
+                    // which could be past that piece's end too, and so on
+                    // without end were pieces ever that short.
+                    Updated::Published(new) if new.mode == state.mode => {
+                        if let Converted::Nanos { nanos, .. } = new.convert(reading) {
+                            return nanos;
+                        }
                         continue;
                     }
-                    return self.slowed_reading(&state, reading);
-                }
+                    // A switch of source (the reading is in the old
+                    // source's units; at most twice in a process), or
+                    // another thread's newer state: read again with it.
+                    Updated::Published(_) | Updated::Current => continue,
+                    Updated::Busy if self.newer_soon(&words) => continue,
+                    Updated::Busy => return self.slowed_reading(&state, reading),
+                },
             }
         }
     }
@@ -444,7 +457,8 @@ macro_rules! instant_type {
             }
 
             /// `self + duration`, or `None` if the result does not fit the
-            /// timeline's 64 bits of nanoseconds (584 years): exact, as
+            /// timeline's 64 bits of nanoseconds (an instant of the running
+            /// machine reaches 438 years ahead, less its uptime): exact, as
             /// `(t + d) - t == d`.
             #[inline]
             #[must_use]
@@ -454,7 +468,10 @@ macro_rules! instant_type {
             }
 
             /// `self - duration`, or `None` if the result would be before the
-            /// timeline's zero (about when the machine booted).
+            /// timeline's zero, 2^62 ns (146 years) before the OS monotonic
+            /// clock's (see [`as_nanos`](Self::as_nanos)): an instant of the
+            /// running machine reaches back at least 146 years, however
+            /// recently the machine booted.
             #[inline]
             #[must_use]
             pub fn checked_sub(&self, duration: Duration) -> Option<$name> {
@@ -462,9 +479,16 @@ macro_rules! instant_type {
                 Some($name { nanos })
             }
 
-            /// Nanoseconds on fastnow's timeline, which starts near
-            /// `CLOCK_MONOTONIC`'s zero and advances at its rate; only
-            /// differences between readings of one process are meaningful.
+            /// Nanoseconds on fastnow's timeline, which advances at
+            /// `CLOCK_MONOTONIC`'s rate and counts from 2^62 ns (146 years)
+            /// before its zero (about when the machine booted): a reading is
+            /// about `CLOCK_MONOTONIC` + 2^62 ns (`CLOCK_UPTIME_RAW` on
+            /// Apple platforms; elsewhere the monotonic clock std reads,
+            /// from the process's first reading). The offset lets an instant
+            /// be moved back a century without leaving the `u64` range. Only
+            /// differences between readings of one process are meaningful
+            /// (under a mock clock of the `mock` feature, which keeps the
+            /// same offset, between readings of that mock).
             #[inline(always)]
             #[must_use]
             pub const fn as_nanos(&self) -> u64 {

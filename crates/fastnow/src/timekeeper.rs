@@ -20,10 +20,12 @@
 //!   every such `t` (through `prev`), so it does not matter which of the two
 //!   a reader holds;
 //! - a reader whose `t` is at or past `end` needs a newer state: it takes
-//!   the writers' lock and publishes one itself, or, if another thread holds
-//!   the lock, waits a few microseconds for it, and failing that returns a
-//!   *lower bound* of the new state's value (the old line's value at `end`
-//!   plus 7/8 of the time since, at the old rate). A new rate is never below
+//!   the writers' lock and publishes one itself (and converts that `t` with
+//!   it: reading the counter again could find the new piece ended too), or,
+//!   if another thread holds the lock, waits a few microseconds for it, and
+//!   failing that returns a *lower bound* of the new state's value (the old
+//!   line's value at `end` plus 7/8 of the time since at the old rate,
+//!   rounded down). A new rate is never below
 //!   7/8 of the old one, so the bound is never ahead of what a later reading
 //!   returns: the clock slows for that reading, but never stands still or
 //!   steps back. Only a signal handler interrupting the writer, or a writer
@@ -31,7 +33,15 @@
 //!
 //! Readers reach `trigger` (a little before `end`) first; the first of them
 //! publishes the next state — unless the upkeep thread runs, which does it
-//! before any reader gets there, so that readers only ever load.
+//! before any reader gets there, so that readers only ever load. A piece's
+//! `trigger` is at least [`MIN_PERIOD_NS`] after the sample it is published
+//! from, whatever the wall resync interval, so readers update at most about
+//! once per millisecond.
+//!
+//! # The timeline
+//! Readings count from 2^62 ns before `CLOCK_MONOTONIC`'s zero
+//! ([`TIMELINE_OFFSET_NS`]): the first state reads that clock plus the
+//! offset, and every later one continues it.
 //!
 //! # Source switches
 //! The same rule carries readings across a change of source: the first
@@ -69,7 +79,7 @@ use crate::scale::Line;
 use crate::{os, UnixTime};
 use core::cell::UnsafeCell;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use core::time::Duration;
 
 /// How far ahead of the old source a new one starts, beyond twice the
@@ -79,7 +89,11 @@ use core::time::Duration;
 pub(crate) const MARGIN_NS: u64 = 100;
 /// How many more samples a source switch takes when one was preempted.
 const SWITCH_SAMPLE_TRIES: u32 = 8;
-/// First sync period; periods then follow the rate window, up to `MAX_PERIOD_NS`.
+/// First sync period; periods then follow the rate window, up to
+/// `MAX_PERIOD_NS`. Also the shortest period: no piece's fast path lasts
+/// less than this from the update that publishes it, whatever the wall
+/// resync interval, so readers update at most about once per period and
+/// the read path stays a load.
 const MIN_PERIOD_NS: u64 = 1_000_000;
 /// Longest time between two state updates.
 const MAX_PERIOD_NS: u64 = 1_000_000_000;
@@ -103,8 +117,21 @@ const MAX_GRACE_NS: u64 = 2_000_000;
 const FIRST_SPAN_NS: u64 = MIN_PERIOD_NS + grace(MIN_PERIOD_NS);
 /// While upkeep runs, readers only update if it is this late.
 const UPKEEP_SLACK_NS: u64 = 2_000_000;
+/// Shortest wall resync interval (see `set_wall_resync_interval`): the
+/// wall line is re-anchored at a state update, and updates come at most
+/// once per `MIN_PERIOD_NS`.
+pub(crate) const MIN_WALL_INTERVAL_NS: u64 = MIN_PERIOD_NS;
 /// Longest wall resync interval (see `set_wall_resync_interval`).
 pub(crate) const MAX_WALL_INTERVAL_NS: u64 = 1 << 40;
+/// Where the precise tier's timeline starts: readings are
+/// `CLOCK_MONOTONIC` nanoseconds plus this, so that an instant can be moved
+/// back by 2^62 ns (146 years) plus the machine's uptime before it leaves
+/// the `u64` range, as far as code that subtracts a long timeout from
+/// `Instant::now()` on a freshly booted machine needs, and forward by
+/// 3 × 2^62 ns (438 years) minus the uptime. The first state carries it as
+/// its OS offset; every later state continues the readings of the one
+/// before, so it never appears anywhere else.
+pub(crate) const TIMELINE_OFFSET_NS: u64 = 1 << 62;
 /// The wall line is used only for times well inside the `u64` range of
 /// Unix nanoseconds (so a reading a little before or after its anchor can
 /// neither wrap below 1970 nor above 2554); otherwise the wall reads
@@ -226,7 +253,13 @@ impl State {
     }
 
     /// A lower bound of what any newer state gives for `reading`, which is
-    /// at or past `end` (see the module docs).
+    /// at or past `end` (see the module docs): the value at `end` plus 7/8
+    /// of the nanoseconds since, rounded down. A next piece's slope is at
+    /// least 7/8 of this one's (`calibrate::floor` rounds it up), so its
+    /// value `k` ticks past `end` is at least `floor(7/8 × k × slope)`,
+    /// which is at least `floor(7/8 × floor(k × slope))`: the bound, however
+    /// few ticks `k` is. (Rounding the 7/8 up instead made the bound the
+    /// old rate itself below 8 ns, above a slower next piece.)
     pub(crate) fn lower_bound(&self, reading: u64) -> u64 {
         let (at_end, since) = if self.mode == MODE_OS {
             (self.end.wrapping_add(self.os_offset), reading - self.end)
@@ -236,8 +269,13 @@ impl State {
                 self.line.nanos_for(reading - self.end),
             )
         };
-        at_end.wrapping_add(since - (since >> 3))
+        at_end.wrapping_add(seven_eighths(since))
     }
+}
+
+/// `floor(7 × n / 8)`, without overflow.
+pub(crate) const fn seven_eighths(n: u64) -> u64 {
+    n - n / 8 - (n % 8 != 0) as u64
 }
 
 /// What converting a reading gave.
@@ -325,7 +363,7 @@ impl<C: Clocks> Timekeeper<C> {
         Timekeeper {
             state: Latch::new(),
             lock: WriterLock::new(),
-            keeper: KeeperCell(UnsafeCell::new(Keeper::new())),
+            keeper: KeeperCell::new(),
             clocks,
             upkeep: AtomicBool::new(false),
             upkeep_due: AtomicU64::new(0),
@@ -365,6 +403,7 @@ impl<C: Clocks> Timekeeper<C> {
             mode: MODE_OS,
             trigger: end,
             end,
+            os_offset: TIMELINE_OFFSET_NS,
             ..State::default()
         }
     }
@@ -445,11 +484,40 @@ impl Keeper {
     }
 }
 
-struct KeeperCell(UnsafeCell<Keeper>);
-// SAFETY: the Keeper is only accessed through `Writer`, which exists only
+/// The writer's bookkeeping, and two copies of it as it was at the last
+/// publish, for a child forked while another thread of the parent wrote.
+///
+/// That child's `live` bookkeeping may be half-updated, and most of it
+/// cannot be rebuilt from the published state: the rate window (without
+/// which the warm-up would measure nothing and give up the counter for
+/// good), the frequency's origin, the demotion's time, the refinements.
+/// So each publish first saves `live` into the copy `saved_at` does not
+/// point to, then points `saved_at` to it, then writes the state: a fork
+/// at any moment leaves one whole copy, saved with the published state or
+/// with the one about to be published (see `Writer::from`).
+struct KeeperCell {
+    live: UnsafeCell<Keeper>,
+    saved: [UnsafeCell<Keeper>; 2],
+    saved_at: AtomicUsize,
+}
+
+// SAFETY: the Keepers are only accessed through `Writer`, which exists only
 // while its timekeeper's lock is held by the current thread, so accesses
 // never overlap.
 unsafe impl Sync for KeeperCell {}
+
+impl KeeperCell {
+    const fn new() -> KeeperCell {
+        KeeperCell {
+            live: UnsafeCell::new(Keeper::new()),
+            saved: [
+                UnsafeCell::new(Keeper::new()),
+                UnsafeCell::new(Keeper::new()),
+            ],
+            saved_at: AtomicUsize::new(0),
+        }
+    }
+}
 
 /// The held lock and the bookkeeping it guards; unlocks when dropped.
 struct Writer<'a, C: Clocks> {
@@ -461,24 +529,25 @@ impl<'a, C: Clocks> Writer<'a, C> {
     fn from(tk: &'a Timekeeper<C>, taken: Taken) -> Writer<'a, C> {
         // SAFETY: the caller holds `tk.lock` (it just took it), so no other
         // `Writer` of this timekeeper exists and nothing else touches its
-        // Keeper until this one is dropped.
-        let keeper = unsafe { &mut *tk.keeper.0.get() };
+        // Keepers until this one is dropped.
+        let keeper = unsafe { &mut *tk.keeper.live.get() };
         if taken == Taken::FromParent {
             // This is a child forked while a thread of the parent wrote:
-            // the bookkeeping may be half-updated. Start it again from what
-            // readers see (the latch repairs itself on the next write).
-            let decision = keeper.decision;
-            let fd = keeper.verdict_file;
-            *keeper = Keeper::new();
-            keeper.state = tk.state();
-            keeper.decision = if keeper.state.mode == MODE_NONE {
-                None
-            } else {
-                decision
-            };
-            keeper.verdict_file = fd;
-            keeper.period_ns = MIN_PERIOD_NS;
-            keeper.rate = keeper.state.line.slope;
+            // the live bookkeeping may be half-updated. Resume from the
+            // copy saved at the last publish, which is whole: the parent's
+            // writer saved it (or the one before it) completely before
+            // pointing `saved_at` to it.
+            let at = tk.keeper.saved_at.load(Ordering::Acquire);
+            // SAFETY: as above; the saved copies are only touched under the lock.
+            *keeper = unsafe { *tk.keeper.saved[at].get() };
+            if keeper.state != tk.state() {
+                // The parent's writer saved a state and vanished before
+                // (or while) writing it: finish the write. The state was
+                // valid to publish then, and is now (time only moved on),
+                // and no reader here has seen it; the latch repairs a
+                // half-done write first.
+                tk.state.write(&keeper.state.to_words());
+            }
         }
         Writer { tk, keeper }
     }
@@ -493,8 +562,20 @@ impl<'a, C: Clocks> Writer<'a, C> {
     }
 
     fn publish(&mut self, state: State) {
-        self.tk.state.write(&state.to_words());
         self.keeper.state = state;
+        // Save, then publish (see `KeeperCell`).
+        self.save();
+        self.tk.state.write(&state.to_words());
+    }
+
+    /// Saves the bookkeeping for a forked child (see `KeeperCell`).
+    fn save(&mut self) {
+        let cell = &self.tk.keeper;
+        let next = 1 - cell.saved_at.load(Ordering::Relaxed);
+        // SAFETY: this thread holds the lock; `saved_at` does not point to
+        // `saved[next]`, so a forked child would not read it.
+        unsafe { *cell.saved[next].get() = *self.keeper };
+        cell.saved_at.store(next, Ordering::Release);
     }
 
     fn sample(&self) -> Sample {
@@ -533,18 +614,31 @@ pub(crate) enum Due {
     Wall(u64),
 }
 
+/// What a reader's request for a state update did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Updated {
+    /// Another thread holds the writers' lock.
+    Busy,
+    /// The published state was already up to date for the reading, or this
+    /// thread published the first state.
+    Current,
+    /// This thread published `State`, the successor of the newest state
+    /// at the time, computed from a sample taken after the reading: the
+    /// state to convert that reading with.
+    Published(State),
+}
+
 impl<C: Clocks> Timekeeper<C> {
-    /// A reader asks for a state update; never waits. Returns whether this
-    /// thread got the lock (and so the state is now up to date).
+    /// A reader asks for a state update; never waits.
     #[cold]
     #[inline(never)]
-    pub(crate) fn update_from_reader(&self, due: Due) -> bool {
+    pub(crate) fn update_from_reader(&self, due: Due) -> Updated {
         let Some(mut w) = Writer::try_new(self) else {
-            return false;
+            return Updated::Busy;
         };
         if w.keeper.state.mode == MODE_NONE {
             w.detect();
-            return true;
+            return Updated::Current;
         }
         // Re-check under the lock, against what was actually read: another
         // thread may have updated in the meantime.
@@ -554,10 +648,15 @@ impl<C: Clocks> Timekeeper<C> {
             Due::PastEnd(r) => r >= s.end,
             Due::Wall(t) => s.mode == MODE_COUNTER && s.wall_deadline != 0 && t >= s.wall_deadline,
         };
-        if still_due {
-            w.update(Cause::Reader(due));
+        if !still_due {
+            return Updated::Current;
         }
-        true
+        w.update(Cause::Reader(due));
+        if w.keeper.state == s {
+            Updated::Current
+        } else {
+            Updated::Published(w.keeper.state)
+        }
     }
 
     /// Runs detection and publishes the first state if nothing has; never
@@ -709,6 +808,7 @@ impl<C: Clocks> Timekeeper<C> {
     }
 
     fn set_wall_interval(&self, ns: u64) {
+        let ns = ns.clamp(MIN_WALL_INTERVAL_NS, MAX_WALL_INTERVAL_NS);
         self.wall_interval.store(ns, Ordering::Relaxed);
         self.force_update();
     }
@@ -724,7 +824,7 @@ impl<C: Clocks> Timekeeper<C> {
     fn wall_interval_ns(&self) -> u64 {
         match self.wall_interval.load(Ordering::Relaxed) {
             0 => DEFAULT_WALL_INTERVAL_NS,
-            ns => ns,
+            ns => ns.max(MIN_WALL_INTERVAL_NS),
         }
     }
 
@@ -847,6 +947,7 @@ impl<C: Clocks> Writer<'_, C> {
             mode: MODE_OS,
             trigger,
             end,
+            os_offset: TIMELINE_OFFSET_NS,
             ..State::default()
         });
     }
@@ -1065,7 +1166,14 @@ impl<C: Clocks> Writer<'_, C> {
         let slope = self.keeper.rate.max(calibrate::floor(s.line.slope));
         let takeover = s.end;
         let line = Line::through(takeover, s.line.at(takeover), slope);
-        let period = self.keeper.period_ns.min(self.tk.wall_interval_ns());
+        // Never below the floor, whatever the interval: a piece ends a
+        // period and its grace after its sample, and one ending a few ticks
+        // after it would send every reader to the update.
+        let period = self
+            .keeper
+            .period_ns
+            .min(self.tk.wall_interval_ns())
+            .max(MIN_PERIOD_NS);
         let period = if self.tk.upkeep.load(Ordering::Relaxed) {
             let period = period.min(UPKEEP_PERIOD_NS);
             let due = self.mono().saturating_add(period);
@@ -1263,17 +1371,17 @@ pub fn resync_wall() {
 
 /// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s).
 ///
-/// A zero interval is treated as 1 ns (every update), and intervals over
-/// 2^40 ns (18 minutes) as 2^40 ns. Shorter intervals follow clock steps
-/// sooner; each re-anchoring costs about a microsecond on the reader that
-/// does it, or nothing on readers while the upkeep thread runs (which also
-/// follows steps within milliseconds by itself; see
+/// Intervals below 1 ms, zero included, are raised to 1 ms, and intervals
+/// over 2^40 ns (18 minutes) lowered to 2^40 ns. The wall line is
+/// re-anchored at a state update, and readers update the state at most
+/// about once a millisecond whatever the interval, so that reading the
+/// precise clocks stays a load. Shorter intervals follow clock steps sooner; each
+/// re-anchoring costs about a microsecond on the reader that does it, or
+/// nothing on readers while the upkeep thread runs (which also follows
+/// steps within milliseconds by itself; see
 /// [`start_upkeep`](crate::start_upkeep)). Not async-signal-safe.
 pub fn set_wall_resync_interval(interval: Duration) {
-    let ns = u64::try_from(interval.as_nanos())
-        .unwrap_or(u64::MAX)
-        .clamp(1, MAX_WALL_INTERVAL_NS);
-    TK.set_wall_interval(ns);
+    TK.set_wall_interval(u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX));
 }
 
 /// A snapshot of the precise tier's configuration and calibration.

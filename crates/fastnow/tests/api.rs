@@ -93,6 +93,73 @@ fn sub_overflow_panics_like_std() {
     let _ = Instant::from_nanos(0) - Duration::from_secs(1);
 }
 
+/// `now - d` works for any `d` up to a century, however recently the
+/// machine booted, as with std's `Instant` (`let cutoff = Instant::now() -
+/// ttl;` panicked on a machine up less than `ttl`): exact, and back again.
+macro_rules! reach_checks {
+    ($t:ty) => {{
+        const DAY: u64 = 86_400;
+        let now = <$t>::now();
+        for secs in [1, 3_600, DAY, 365 * DAY, 36_525 * DAY] {
+            let d = Duration::from_secs(secs);
+            let back = now - d;
+            assert_eq!(now.checked_sub(d), Some(back), "{secs} s");
+            assert_eq!(now.duration_since(back), d, "{secs} s");
+            assert_eq!(now.checked_duration_since(back), Some(d));
+            assert_eq!(back + d, now);
+            assert!(back.elapsed() >= d);
+            assert_eq!(<$t>::from_nanos(back.as_nanos()), back);
+            // And as far ahead.
+            let ahead = now + d;
+            assert_eq!(ahead.duration_since(now), d);
+        }
+    }};
+}
+
+#[test]
+fn instant_reaches_back_a_century() {
+    reach_checks!(Instant);
+}
+
+#[test]
+fn monotonic_instant_reaches_back_a_century() {
+    reach_checks!(MonotonicInstant);
+}
+
+#[test]
+fn ordered_instant_reaches_back_a_century() {
+    reach_checks!(OrderedInstant);
+}
+
+/// A mock clock's instants too: it starts at 1 s on the same timeline, so
+/// code under test that subtracts a timeout from `now()` does not panic.
+#[cfg(feature = "mock")]
+#[test]
+fn mocked_instants_reach_back_a_century() {
+    let clock = fastnow::mock::MockClock::install();
+    let d = Duration::from_secs(36_525 * 86_400);
+    let start = Instant::now();
+    let cutoff = start - d;
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(
+        Instant::now().duration_since(cutoff),
+        d + Duration::from_secs(5)
+    );
+    assert_eq!(
+        MonotonicInstant::now().checked_sub(d).map(|t| t.as_nanos()),
+        Some(cutoff.as_nanos() + 5_000_000_000)
+    );
+    assert_eq!(OrderedInstant::now().as_nanos(), clock.nanos());
+}
+
+/// The coarse tier's cached instant is on the same timeline.
+#[test]
+fn recent_reaches_back_a_century() {
+    let d = Duration::from_secs(36_525 * 86_400);
+    let cached = fastnow::refresh();
+    assert_eq!(cached.duration_since(cached - d), d);
+}
+
 #[test]
 fn the_three_share_one_timeline() {
     let a = Instant::now();

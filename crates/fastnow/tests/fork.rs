@@ -1,9 +1,10 @@
 //! A child forked at a bad moment keeps a working clock: while another
-//! thread of the parent holds the writers' lock (before and after the first
-//! state is published), the child's readings still advance, its own state
-//! updates happen, and `clock_info()`/`recalibrate()` return. One test
-//! function: the first fork must come before anything in this process read
-//! the clock.
+//! thread of the parent holds the writers' lock (before the first state is
+//! published, during the warm-up, and with the counter in use), the child's
+//! readings still advance, its own state updates happen,
+//! `clock_info()`/`recalibrate()` return, and `clock_info()` says what it
+//! said in the parent. One test function: the first fork must come before
+//! anything in this process read the clock.
 #![cfg(unix)]
 
 use fastnow::{Instant, MonotonicInstant, OrderedInstant};
@@ -11,9 +12,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// Forks; the child runs `child` under a 20 s watchdog (a hang becomes
-/// SIGALRM) and exits with its result; the parent returns the child's wait
-/// status.
-fn in_child(child: impl FnOnce() -> bool) -> libc::c_int {
+/// SIGALRM) and exits with its result (0 for success, 1 for a panic); the
+/// parent returns the child's wait status.
+fn in_child(child: impl FnOnce() -> libc::c_int) -> libc::c_int {
     // SAFETY: fork has no preconditions; the child only calls fastnow's
     // clocks, sleeps and `_exit`s, never returning into the test harness.
     let pid = unsafe { libc::fork() };
@@ -21,8 +22,8 @@ fn in_child(child: impl FnOnce() -> bool) -> libc::c_int {
     if pid == 0 {
         // SAFETY: alarm and _exit are async-signal-safe and take plain values.
         unsafe { libc::alarm(20) };
-        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(false);
-        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(1);
+        unsafe { libc::_exit(code) };
     }
     let mut status = 0;
     // SAFETY: waits for our own child; `status` is a valid out-pointer.
@@ -58,9 +59,13 @@ fn child_clock_works() -> bool {
         && !info.to_string().is_empty()
 }
 
-/// Forks while another thread of this process holds the writers' lock, and
-/// checks the child's clock works (a hang shows as SIGALRM).
-fn fork_while_another_thread_holds_the_lock(when: &str) {
+/// Forks while another thread of this process holds the writers' lock, runs
+/// `child` there, and returns the child's exit code (a hang shows as
+/// SIGALRM, and fails).
+fn fork_while_another_thread_holds_the_lock(
+    when: &str,
+    child: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
     let (held_tx, held_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
@@ -70,22 +75,70 @@ fn fork_while_another_thread_holds_the_lock(when: &str) {
         });
     });
     held_rx.recv().unwrap();
-    let status = in_child(child_clock_works);
+    let status = in_child(child);
     release_tx.send(()).unwrap();
     holder.join().unwrap();
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        libc::WIFEXITED(status),
         "child forked {when}: status {status:#x}"
     );
+    libc::WEXITSTATUS(status)
+}
+
+/// `child_clock_works` as an exit code.
+fn works() -> libc::c_int {
+    if child_clock_works() {
+        0
+    } else {
+        1
+    }
 }
 
 #[test]
 fn child_forked_while_a_parent_thread_holds_the_lock() {
-    fork_while_another_thread_holds_the_lock("before the first state");
+    let code = fork_while_another_thread_holds_the_lock("before the first state", works);
+    assert_eq!(code, 0, "child forked before the first state");
+
+    // The first reading publishes the warm-up's state (the OS clock while
+    // the counter's rate is measured), and nothing reads again before the
+    // fork: the child finishes the warm-up, and must reach the source the
+    // parent reaches. (Its bookkeeping restarted from scratch lost the
+    // warm-up's first sample, and the counter for good: "does not advance".)
     let t = Instant::now();
+    let code = fork_while_another_thread_holds_the_lock("during the warm-up", || {
+        let info = fastnow::clock_info();
+        match (works(), info.source) {
+            (0, fastnow::Source::Counter) => 10,
+            (0, fastnow::Source::Os) => 11,
+            _ => 1,
+        }
+    });
+    let parent = match fastnow::clock_info().source {
+        fastnow::Source::Counter => 10,
+        fastnow::Source::Os => 11,
+    };
+    assert_eq!(
+        code, parent,
+        "child forked during the warm-up (10: counter, 11: OS)"
+    );
+
     std::thread::sleep(Duration::from_millis(5));
     assert!(t.elapsed() >= Duration::from_millis(4));
-    fork_while_another_thread_holds_the_lock("with the clock running");
+    // The child reports what the parent did: the frequency's origin, the
+    // calibration, the refinements (not "being calibrated").
+    let before = format!("{:?}", fastnow::clock_info());
+    let code = fork_while_another_thread_holds_the_lock("with the clock running", || {
+        let after = format!("{:?}", fastnow::clock_info());
+        if after != before {
+            eprintln!("child's clock_info: {after}\nparent's: {before}");
+            return 2;
+        }
+        works()
+    });
+    assert_eq!(
+        code, 0,
+        "child forked with the clock running (2: clock_info differs)"
+    );
     // And the parent itself is unharmed.
     assert!(child_clock_works());
 }

@@ -5,6 +5,7 @@ mod common;
 
 use fastnow::mock::MockClock;
 use fastnow::{Instant, MonotonicInstant, OrderedInstant, UnixTime};
+use proptest::prelude::*;
 use std::time::Duration;
 
 #[test]
@@ -100,4 +101,77 @@ fn never_touches_the_process_clock() {
         .unwrap()
         .as_nanos() as u64;
     assert!(recent_unix <= sys, "the wall cache holds the mock's time");
+}
+
+/// Advancing past the largest reading stops the mock there: no panic, no
+/// wrap, and no later reading is smaller (the same outcome as Go's
+/// `ManualClock.Advance` at its own largest reading).
+#[test]
+fn advance_saturates_at_the_largest_reading() {
+    let clock = MockClock::install();
+    let start = Instant::now();
+    let unix_start = fastnow::unix_nanos();
+    clock.advance(Duration::from_secs(5));
+    let before = Instant::now();
+    clock.advance(Duration::MAX);
+    let end = Instant::now();
+    assert_eq!(clock.nanos(), u64::MAX);
+    assert_eq!(end.as_nanos(), u64::MAX, "the largest reading");
+    assert!(end > before && before > start);
+    assert_eq!(fastnow::unix_nanos(), u64::MAX);
+    assert!(fastnow::unix_nanos() > unix_start);
+    // Further advances, of any size, leave it there.
+    for by in [
+        Duration::from_nanos(1),
+        Duration::from_secs(1),
+        Duration::MAX,
+    ] {
+        clock.advance(by);
+        assert_eq!(Instant::now(), end);
+        assert_eq!(fastnow::recent(), end);
+        assert_eq!(MonotonicInstant::now().as_instant(), end);
+        assert_eq!(OrderedInstant::now().as_unordered(), end);
+        assert_eq!(fastnow::recent_unix_nanos(), u64::MAX);
+    }
+    assert_eq!(start.elapsed(), end - start);
+    assert_eq!(end.elapsed(), Duration::ZERO);
+    // Up to exactly the largest reading, then one more nanosecond.
+    drop(clock);
+    let clock = MockClock::install();
+    clock.advance(Duration::from_nanos(u64::MAX - clock.nanos()));
+    assert_eq!(clock.nanos(), u64::MAX);
+    clock.advance(Duration::from_nanos(1));
+    assert_eq!(clock.nanos(), u64::MAX);
+}
+
+proptest! {
+    /// Any sequence of advances: the mock's time is the saturating sum, and
+    /// it never decreases.
+    #[test]
+    fn advances_add_up_and_saturate(
+        steps in prop::collection::vec(
+            prop_oneof![
+                (0u64..2_000_000_000).prop_map(Duration::from_nanos),
+                (0u64..=u64::MAX, 0u32..1_000_000_000).prop_map(|(s, n)| Duration::new(s, n)),
+                Just(Duration::MAX),
+            ],
+            0..12,
+        ),
+        unix in 0u64..=u64::MAX,
+    ) {
+        let clock = MockClock::install();
+        clock.set_unix_nanos(unix);
+        let (mut mono, mut wall) = (clock.nanos(), unix);
+        for by in steps {
+            let ns = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+            let (last, last_unix) = (Instant::now(), fastnow::unix_nanos());
+            clock.advance(by);
+            mono = mono.saturating_add(ns);
+            wall = wall.saturating_add(ns);
+            prop_assert_eq!(clock.nanos(), mono);
+            prop_assert_eq!(fastnow::unix_nanos(), wall);
+            prop_assert!(Instant::now() >= last);
+            prop_assert!(fastnow::unix_nanos() >= last_unix);
+        }
+    }
 }

@@ -66,6 +66,8 @@ fn global_mock() {
     }
     every_thread_and_every_tier();
     installs_are_serialised();
+    concurrent_advances_all_count();
+    advance_saturates();
 }
 
 fn every_thread_and_every_tier() {
@@ -115,7 +117,7 @@ fn every_thread_and_every_tier() {
     })
     .join()
     .unwrap();
-    assert_eq!(own, 8_000_000_000);
+    assert_eq!(own, (1 << 62) + 8_000_000_000);
 
     // The tracing timers stamp the mock's time.
     #[cfg(feature = "tracing")]
@@ -165,7 +167,78 @@ fn installs_are_serialised() {
         !second_started.load(Ordering::SeqCst),
         "the second install waits"
     );
-    assert_eq!(Instant::now().as_nanos(), 101_000_000_000);
+    // A mock starts at 1 s, on the real instants' timeline (2^62 ns ahead).
+    assert_eq!(Instant::now().as_nanos(), (1 << 62) + 101_000_000_000);
     drop(first);
-    assert_eq!(other.join().unwrap(), 1_000_000_000);
+    assert_eq!(other.join().unwrap(), (1 << 62) + 1_000_000_000);
+}
+
+/// Eight threads advancing at once, while others read: every advance
+/// counts, on both clocks, and no thread's readings ever go back.
+fn concurrent_advances_all_count() {
+    const THREADS: u64 = 8;
+    const STEPS: u64 = 25_000;
+    const STEP: Duration = Duration::from_millis(1);
+    let clock = GlobalMockClock::install();
+    let (mono0, unix0) = (clock.nanos(), fastnow::unix_nanos());
+    // Advancers that finished, or panicked: readers stop when all have.
+    let finished = std::sync::atomic::AtomicU64::new(0);
+    struct Finished<'a>(&'a std::sync::atomic::AtomicU64);
+    impl Drop for Finished<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut last, mut last_unix, mut reads) = (Instant::now(), 0, 0u64);
+                    while finished.load(Ordering::Relaxed) < THREADS || reads == 0 {
+                        let (now, unix) = (Instant::now(), fastnow::unix_nanos());
+                        assert!(now >= last, "went back: {last:?} -> {now:?}");
+                        assert!(unix >= last_unix, "Unix time went back");
+                        (last, last_unix) = (now, unix);
+                        reads += 1;
+                    }
+                })
+            })
+            .collect();
+        let advancers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                s.spawn(|| {
+                    let _finished = Finished(&finished);
+                    let mut last = Instant::now();
+                    for _ in 0..STEPS {
+                        clock.advance(STEP);
+                        let now = Instant::now();
+                        // This thread's own advance is in what it reads next.
+                        assert!(now >= last + STEP, "went back: {last:?} -> {now:?}");
+                        last = now;
+                    }
+                })
+            })
+            .collect();
+        for t in advancers.into_iter().chain(readers) {
+            t.join().unwrap();
+        }
+    });
+    let asked = STEP * (THREADS * STEPS) as u32;
+    assert_eq!(Duration::from_nanos(clock.nanos() - mono0), asked);
+    assert_eq!(Duration::from_nanos(fastnow::unix_nanos() - unix0), asked);
+}
+
+/// The global mock saturates as a thread's does: no panic, no wrap, and no
+/// later reading smaller.
+fn advance_saturates() {
+    let clock = GlobalMockClock::install();
+    let start = std::thread::spawn(Instant::now).join().unwrap();
+    clock.advance(Duration::MAX);
+    let end = std::thread::spawn(Instant::now).join().unwrap();
+    assert_eq!(end.as_nanos(), u64::MAX);
+    assert!(end > start);
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(std::thread::spawn(Instant::now).join().unwrap(), end);
+    assert_eq!(fastnow::unix_nanos(), u64::MAX);
+    assert_eq!(clock.nanos(), u64::MAX);
 }

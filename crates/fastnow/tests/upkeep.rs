@@ -5,29 +5,6 @@ mod common;
 
 use std::time::Duration;
 
-/// This process's threads, as Linux lists them (`None` elsewhere: the
-/// leak check is then skipped; under Wine the path would name Wine's own
-/// threads).
-fn threads() -> Option<usize> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    std::fs::read_dir("/proc/self/task").ok().map(|d| d.count())
-}
-
-/// The kernel may list a joined thread for a moment after `join` returns;
-/// a leaked thread stays. Waits up to a second for the count to settle.
-fn threads_settle_to(expected: usize) -> usize {
-    let deadline = std::time::Instant::now() + Duration::from_secs(1);
-    loop {
-        let n = threads().unwrap_or(0);
-        if n == expected || std::time::Instant::now() > deadline {
-            return n;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn refresh_and_upkeep() {
     // Without upkeep: the first read refreshes, then the value stays put
@@ -44,7 +21,7 @@ fn refresh_and_upkeep() {
     assert_eq!(fastnow::recent(), now);
 
     // Upkeep keeps it fresh, and start/stop leaks no thread.
-    let base = threads();
+    let base = common::threads();
     if base.is_none() {
         println!("no /proc/self/task on this target: upkeep thread leaks not checked");
     }
@@ -52,7 +29,7 @@ fn refresh_and_upkeep() {
     for _ in 0..rounds {
         fastnow::start_upkeep(Duration::from_millis(1)).unwrap();
         if let Some(base) = base {
-            assert_eq!(threads_settle_to(base + 1), base + 1);
+            assert_eq!(common::threads_settle_to(base + 1), base + 1);
         }
         let seen = fastnow::recent();
         std::thread::sleep(Duration::from_millis(20));
@@ -65,7 +42,11 @@ fn refresh_and_upkeep() {
         ));
         assert!(fastnow::stop_upkeep());
         if let Some(base) = base {
-            assert_eq!(threads_settle_to(base), base, "upkeep thread leaked");
+            assert_eq!(
+                common::threads_settle_to(base),
+                base,
+                "upkeep thread leaked"
+            );
         }
     }
     assert!(!fastnow::stop_upkeep());

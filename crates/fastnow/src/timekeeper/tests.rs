@@ -15,6 +15,7 @@
 
 use super::*;
 use crate::arch::Probe;
+use crate::detect::MonotonicMode;
 use crate::detect::{Clocksource, KernelVerdict};
 use std::prelude::v1::*;
 use std::sync::{mpsc, Mutex};
@@ -759,5 +760,437 @@ proptest::proptest! {
         let sc = Scenario { seed, published, upkeep, demote, hiccups };
         let log = run(sc);
         check(sc, &log);
+    }
+}
+
+/// Runs `f` on another thread and fails the test if it has not returned
+/// within `secs` seconds (a hang then fails instead of stalling the run;
+/// the stuck thread is left behind).
+#[cfg(not(target_os = "wasi"))] // no threads there
+fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(r) => r,
+        Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("returned without sending"),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => std::panic!("did not return within {secs} s"),
+    }
+}
+
+/// Ticks of `ns` nanoseconds on the simulated counter (rounded down).
+fn sim_ticks(ns: u64) -> u64 {
+    (ns as u128 * FREQ as u128 / S as u128) as u64
+}
+
+/// With the wall resync interval at 1 ns (or anything below the floor,
+/// even stored past the setter), every counter piece's fast path lasts at
+/// least `MIN_WALL_INTERVAL_NS` from the reading that led to its update,
+/// and readers reading every 10 µs update at most about once a millisecond.
+/// (A 1 ns interval made each piece end a few ticks after its sample: every
+/// read updated, and a reader past the end never returned.)
+#[test]
+#[cfg(not(target_os = "wasi"))]
+fn a_piece_is_never_shorter_than_the_floor() {
+    for (interval, bypass_setter) in [(0, false), (1, false), (1, true), (999_999, false)] {
+        let (pieces, publishes, span) = within(20, move || {
+            let tk = Timekeeper::new(Sim::new(None));
+            tk.read_nanos(false);
+            if bypass_setter {
+                tk.wall_interval.store(interval, Ordering::Relaxed);
+            } else {
+                tk.set_wall_interval(interval);
+            }
+            let mut seen = tk.state();
+            let (mut pieces, mut publishes) = (0u64, 0u64);
+            let mut last = 0;
+            let start = tk.clocks.w().tau;
+            for _ in 0..200_000 {
+                let before = {
+                    let mut w = tk.clocks.w();
+                    w.tau += 10_000;
+                    w.ticks_at(w.tau)
+                };
+                let v = tk.read_nanos(false);
+                assert!(v >= last, "stepped back");
+                last = v;
+                let s = tk.state();
+                if s != seen {
+                    publishes += 1;
+                    if s.mode == MODE_COUNTER && (s.takeover, s.end) != (seen.takeover, seen.end) {
+                        pieces += 1;
+                        let floor = sim_ticks(MIN_WALL_INTERVAL_NS) / 1000 * 999;
+                        assert!(
+                            s.trigger - before >= floor,
+                            "interval {interval}: a piece's fast path of {} ticks",
+                            s.trigger - before
+                        );
+                        assert!(s.end > s.trigger && s.trigger >= s.takeover, "{s:?}");
+                    }
+                    seen = s;
+                }
+            }
+            let end = tk.clocks.w().tau;
+            (pieces, publishes, end - start)
+        });
+        assert!(pieces > 100, "interval {interval}: only {pieces} pieces");
+        let allowed = span / MIN_WALL_INTERVAL_NS + 20;
+        assert!(
+            publishes <= allowed,
+            "interval {interval}: {publishes} states published in {span} ns"
+        );
+    }
+}
+
+/// A reader past a piece's end that publishes the next state converts the
+/// counter value it already read with that state, and returns: even with
+/// the shortest pieces (a 1 ms interval) on a machine where every clock
+/// read takes 2 ms (a thread preempted again and again), where reading the
+/// counter once more would find it past the new piece's end too, every
+/// time.
+#[test]
+#[cfg(not(target_os = "wasi"))]
+fn a_reader_never_loops_on_its_own_update() {
+    let (reads, published) = within(20, || {
+        let tk = Timekeeper::new(Sim::new(None));
+        tk.set_wall_interval(MIN_WALL_INTERVAL_NS);
+        for _ in 0..300 {
+            tk.clocks.w().tau += 10_000_000;
+            let _ = tk.read_nanos(false);
+        }
+        assert_eq!(tk.state().mode, MODE_COUNTER);
+        tk.clocks.w().step = 2_000_000;
+        let before = tk.state.sequence();
+        let mut last = tk.read_nanos(true);
+        let reads = 200;
+        for i in 0..reads {
+            let v = tk.read_nanos(i % 2 == 0);
+            assert!(v >= last, "stepped back");
+            last = v;
+        }
+        (reads, (tk.state.sequence() - before) / 2)
+    });
+    assert!(
+        published <= 2 * reads,
+        "{published} states for {reads} readings"
+    );
+}
+
+/// A counter state `k` ticks past its end: the bound a stuck reader
+/// returns, and the value there of a next piece of slope `next`, as
+/// `next_piece` builds it.
+fn bound_and_next(slope: u64, next: u64, end: u64, value: u64, k: u64) -> (u64, u64) {
+    let line = Line::through(end, value, slope);
+    let s = State {
+        mode: MODE_COUNTER,
+        takeover: end.saturating_sub(1_000),
+        trigger: end.saturating_sub(10),
+        end,
+        line,
+        ..State::default()
+    };
+    let next = Line::through(end, line.at(end), next);
+    (s.lower_bound(end + k), next.at(end + k))
+}
+
+/// Every `k` below 8 (where rounding 7/8 of the nanoseconds up made the
+/// bound the old rate itself), at the slowest next rates, for slopes from
+/// the fastest counter to the slowest one the fixed point takes.
+#[test]
+fn lower_bound_below_eight_ticks() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut slopes: Vec<u64> = [1, 2, 7, 8, 9, u64::MAX / 3, u64::MAX / 8 * 7, u64::MAX]
+        .into_iter()
+        .collect();
+    slopes.extend(
+        [10_000_000_000u64, 1_000_000_000, 100_000_000]
+            .iter()
+            .filter_map(|&hz| Line::slope_of_freq(hz)),
+    );
+    slopes.extend(
+        (0..2_000)
+            .map(|_| rng.next() >> rng.below(40))
+            .filter(|&s| s != 0),
+    );
+    for &slope in &slopes {
+        let lowest = calibrate::floor(slope);
+        for next in [
+            lowest,
+            lowest + 1,
+            lowest + 2,
+            slope,
+            slope.saturating_add(1),
+        ] {
+            for k in 0..8 {
+                for end in [1_000_000u64, rng.next() >> 2] {
+                    let value = rng.next() >> 2;
+                    let (bound, at) = bound_and_next(slope, next, end, value, k);
+                    assert!(
+                        bound <= at,
+                        "slope {slope}, next {next}, k {k}: bound {bound} > {at}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+    /// The bound never exceeds the next piece's value, for any next rate
+    /// down to 7/8 of the old (`calibrate::floor`), few ticks or many.
+    #[test]
+    fn lower_bound_never_exceeds_the_next_piece(
+        slope in 1u64..,
+        down in proptest::prop_oneof![0u64..=16, 0u64..=1 << 20],
+        end in 0u64..1 << 62,
+        value in 0u64..1 << 62,
+        k in proptest::prop_oneof![0u64..64, 0u64..1 << 40],
+    ) {
+        // Next rates from the floor up to the old rate, often at the floor.
+        let lowest = calibrate::floor(slope);
+        let next = lowest + (((slope - lowest) as u128 * down as u128) >> 20) as u64;
+        let (bound, at) = bound_and_next(slope, next, end, value, k);
+        proptest::prop_assert!(bound <= at, "slope {} next {} k {}: {} > {}", slope, next, k, bound, at);
+    }
+
+    /// `seven_eighths` is 7/8 rounded down, everywhere.
+    #[test]
+    fn seven_eighths_rounds_down(n in proptest::prelude::any::<u64>()) {
+        proptest::prop_assert_eq!(seven_eighths(n) as u128, n as u128 * 7 / 8);
+    }
+}
+
+/// `n` read every 10 ms of simulated time.
+fn run_reads(tk: &Timekeeper<Sim>, n: usize) {
+    for _ in 0..n {
+        tk.clocks.w().tau += 10_000_000;
+        let _ = tk.read_nanos(false);
+    }
+}
+
+/// What `clock_info` says, minus the strategy of `MonotonicInstant`
+/// (process-wide, not the timekeeper's), as text.
+fn info_text(tk: &Timekeeper<Sim>) -> String {
+    let mut info = tk.info();
+    info.monotonic_mode = MonotonicMode::Undecided;
+    std::format!("{info:?}")
+}
+
+/// A child forked while a thread of the parent held the writers' lock
+/// resumes from the bookkeeping saved at the last publish: `clock_info`
+/// says what it said in the parent (not "being calibrated"), the demotion's
+/// time included — also when the live bookkeeping was half overwritten.
+#[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+fn a_forked_child_keeps_what_clock_info_reports() {
+    for (demote, scribble) in [(false, false), (true, false), (false, true), (true, true)] {
+        let tk = Timekeeper::new(Sim::new(None));
+        run_reads(&tk, 300);
+        if demote {
+            tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"hpet"));
+            run_reads(&tk, 300);
+            assert_eq!(tk.state().mode, MODE_OS, "demoted");
+        }
+        let before = info_text(&tk);
+        let last = tk.read_nanos(false);
+        if scribble {
+            // A writer of the parent half-way through its bookkeeping.
+            let w = Writer::new(&tk);
+            *w.keeper = Keeper::new();
+            w.keeper.rate = 1;
+        }
+        tk.lock.hold_in_another_process();
+        assert_eq!(
+            info_text(&tk),
+            before,
+            "demoted {demote}, scribbled {scribble}"
+        );
+        assert!(!tk.info().to_string().contains("being calibrated"));
+        run_reads(&tk, 200);
+        assert!(tk.read_nanos(false) > last);
+        if demote {
+            assert!(tk.info().demoted_at.is_some());
+        } else {
+            let info = tk.info();
+            assert_eq!(info.freq_origin, FreqOrigin::Measured);
+            assert!(
+                info.freq_hz.abs_diff(FREQ) < FREQ / 10_000,
+                "{}",
+                info.freq_hz
+            );
+        }
+    }
+}
+
+/// A child forked during the warm-up, while a thread of the parent held
+/// the lock, still measures the rate and moves to the counter (starting
+/// the bookkeeping afresh emptied the window, and the warm-up then gave up
+/// the counter for good as stalled).
+#[test]
+fn a_child_forked_during_the_warm_up_keeps_the_counter() {
+    let tk = Timekeeper::new(Sim::new(None));
+    let first = tk.read_nanos(false);
+    let warming = tk.state();
+    assert!(warming.mode == MODE_OS && warming.trigger != u64::MAX);
+    tk.lock.hold_in_another_process();
+    tk.clocks.w().tau += 2_000_000;
+    let mut last = first;
+    for _ in 0..50 {
+        tk.clocks.w().tau += 100_000;
+        let v = tk.read_nanos(false);
+        assert!(v >= last);
+        last = v;
+    }
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    let info = tk.info();
+    assert_eq!(info.fallback, None);
+    assert_eq!(info.source, Source::Counter);
+}
+
+/// A parent's writer that saved its bookkeeping and vanished (fork) before
+/// writing the state: the child writes that state, so the bookkeeping it
+/// resumes from and what readers see agree again.
+#[test]
+fn a_child_finishes_a_write_its_parent_began() {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 100);
+    let old = tk.state();
+    let before = tk.read_nanos(false);
+    tk.clocks.w().tau += 1_000_000;
+    let next = {
+        let mut w = Writer::new(&tk);
+        let now = w.now_ticks();
+        let next = w.next_piece(now);
+        w.keeper.state = next;
+        w.save();
+        next
+    };
+    assert_ne!(next, old);
+    assert_eq!(tk.state(), old, "saved, not written");
+    tk.lock.hold_in_another_process();
+    // The child's first writer takes the lock over.
+    let _ = tk.info();
+    assert_eq!(tk.state(), next, "the saved state written");
+    let v = tk.read_nanos(false);
+    assert!(v >= before);
+}
+
+/// The precise tier's timeline is the OS clock plus `TIMELINE_OFFSET_NS`
+/// from the first reading on, and the counter continues it.
+#[test]
+fn the_timeline_starts_at_its_offset() {
+    let tk = Timekeeper::new(Sim::new(None));
+    let mono = tk.clocks.mono();
+    let first = tk.read_nanos(false);
+    assert!(first >= mono + TIMELINE_OFFSET_NS && first < mono + TIMELINE_OFFSET_NS + S);
+    run_reads(&tk, 100);
+    let (v, mono) = (tk.read_nanos(false), tk.clocks.mono());
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    assert!(
+        v.abs_diff(mono + TIMELINE_OFFSET_NS) < 100_000,
+        "{v} vs {mono}"
+    );
+}
+
+/// The constants of the state machine that both languages have, against
+/// `spec/vectors/constants.json` (the Go module's tests read it too). A
+/// constant the file names that this test does not know, or one this test
+/// knows that the file does not list, fails it: neither language's
+/// constants can drift from the other's silently.
+#[test]
+fn constants_match_the_spec() {
+    fn rust_constant(name: &str) -> Option<u64> {
+        Some(match name {
+            "MARGIN_NS" => MARGIN_NS,
+            "MIN_PERIOD_NS" => MIN_PERIOD_NS,
+            "MAX_PERIOD_NS" => MAX_PERIOD_NS,
+            "READER_PERIOD_NS" => READER_PERIOD_NS,
+            "UPKEEP_PERIOD_NS" => UPKEEP_PERIOD_NS,
+            "CHECK_PERIOD_NS" => CHECK_PERIOD_NS,
+            "MAX_GRACE_NS" => MAX_GRACE_NS,
+            "FIRST_SPAN_NS" => FIRST_SPAN_NS,
+            "UPKEEP_SLACK_NS" => UPKEEP_SLACK_NS,
+            "MIN_WALL_INTERVAL_NS" => MIN_WALL_INTERVAL_NS,
+            "MAX_WALL_INTERVAL_NS" => MAX_WALL_INTERVAL_NS,
+            "DEFAULT_WALL_INTERVAL_NS" => DEFAULT_WALL_INTERVAL_NS,
+            "WALL_GUARD_NS" => WALL_GUARD_NS,
+            "WINDOW_NS" => calibrate::WINDOW_NS,
+            "MIN_WINDOW_NS" => calibrate::MIN_WINDOW_NS,
+            "SUSPECT_SHIFT" => u64::from(calibrate::SUSPECT_SHIFT),
+            "BRACKETS" => calibrate::BRACKETS as u64,
+            "REAL_BRACKETS" => calibrate::REAL_BRACKETS as u64,
+            "SWITCH_SAMPLE_TRIES" => u64::from(SWITCH_SAMPLE_TRIES),
+            _ => return None,
+        })
+    }
+    const KNOWN: [&str; 19] = [
+        "MARGIN_NS",
+        "MIN_PERIOD_NS",
+        "MAX_PERIOD_NS",
+        "READER_PERIOD_NS",
+        "UPKEEP_PERIOD_NS",
+        "CHECK_PERIOD_NS",
+        "MAX_GRACE_NS",
+        "FIRST_SPAN_NS",
+        "UPKEEP_SLACK_NS",
+        "MIN_WALL_INTERVAL_NS",
+        "MAX_WALL_INTERVAL_NS",
+        "DEFAULT_WALL_INTERVAL_NS",
+        "WALL_GUARD_NS",
+        "WINDOW_NS",
+        "MIN_WINDOW_NS",
+        "SUSPECT_SHIFT",
+        "BRACKETS",
+        "REAL_BRACKETS",
+        "SWITCH_SAMPLE_TRIES",
+    ];
+    let path = std::format!(
+        "{}/../../spec/vectors/constants.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| std::panic!("{path}: {e}"));
+    let file: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let mut listed = Vec::new();
+    for c in file["constants"].as_array().expect("a list of constants") {
+        let name = c["name"].as_str().expect("a name");
+        let value = c["value"]
+            .as_u64()
+            .unwrap_or_else(|| std::panic!("{name}: no value"));
+        let Some(rust) = c["rust"].as_str() else {
+            assert!(
+                c.get("rust_value").is_none(),
+                "{name}: a rust_value without a Rust name"
+            );
+            continue;
+        };
+        listed.push(rust);
+        let got = rust_constant(rust).unwrap_or_else(|| {
+            std::panic!("{name}: Rust constant {rust} is not checked by this test")
+        });
+        let want = match c.get("rust_value") {
+            Some(v) => {
+                let why = c["why"].as_str().unwrap_or("");
+                assert!(!why.is_empty(), "{name}: Rust keeps {v} without saying why");
+                v.as_u64().expect("a number")
+            }
+            None => value,
+        };
+        assert_eq!(
+            got, want,
+            "{name}: Rust's {rust} is {got}, the spec says {want}"
+        );
+    }
+    for name in KNOWN {
+        assert!(rust_constant(name).is_some(), "{name}");
+        assert!(listed.contains(&name), "{name} is not listed in {path}");
     }
 }

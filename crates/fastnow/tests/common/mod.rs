@@ -32,3 +32,28 @@ pub fn no_processes() -> bool {
     }
     none
 }
+
+/// This process's threads, as Linux lists them (`None` elsewhere: a leak
+/// check is then skipped; under Wine the path would name Wine's own
+/// threads).
+#[allow(dead_code)]
+pub fn threads() -> Option<usize> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    std::fs::read_dir("/proc/self/task").ok().map(|d| d.count())
+}
+
+/// The kernel may list a joined thread for a moment after `join` returns;
+/// a leaked thread stays. Waits up to a second for the count to settle.
+#[allow(dead_code)]
+pub fn threads_settle_to(expected: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let n = threads().unwrap_or(0);
+        if n == expected || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
