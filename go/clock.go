@@ -2,6 +2,7 @@ package fastnow
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -34,28 +35,50 @@ type ManualClock struct {
 }
 
 // NewManualClock returns a clock whose Unix time is start and whose
-// monotonic time starts at one second.
+// monotonic time starts at one second. A start outside the years
+// 1678-2262 (the int64 range of Unix nanoseconds) is taken as the nearer
+// end of that range.
 func NewManualClock(start time.Time) *ManualClock {
-	return &ManualClock{mono: int64(time.Second), unix: start.UnixNano()}
+	return &ManualClock{mono: int64(time.Second), unix: unixNanoSat(start)}
 }
 
-// Advance moves both the monotonic and the Unix time forward by d (d >= 0).
+// Advance moves both the monotonic and the Unix time forward by d. Each
+// stops at its largest value (math.MaxInt64 nanoseconds) rather than
+// wrapping: the clock never steps back, however far it is advanced. A
+// negative d panics (the monotonic time never goes back; Set steps the
+// Unix time).
 func (c *ManualClock) Advance(d time.Duration) {
 	if d < 0 {
 		panic("fastnow: ManualClock.Advance with a negative duration")
 	}
 	c.mu.Lock()
-	c.mono += int64(d)
-	c.unix += int64(d)
+	c.mono = addSat(c.mono, int64(d))
+	c.unix = addSat(c.unix, int64(d))
 	c.mu.Unlock()
 }
 
 // Set steps the Unix time (as if the system clock were set); the monotonic
-// time is unchanged.
+// time is unchanged. A t outside the int64 range of Unix nanoseconds is
+// taken as the nearer end of that range, never a wrapped value.
 func (c *ManualClock) Set(t time.Time) {
 	c.mu.Lock()
-	c.unix = t.UnixNano()
+	c.unix = unixNanoSat(t)
 	c.mu.Unlock()
+}
+
+// The times whose Unix nanoseconds are the ends of the int64 range.
+var minUnixTime, maxUnixTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+// unixNanoSat is t.UnixNano(), saturated to the int64 range (time.Time's
+// own is undefined outside it, and wraps).
+func unixNanoSat(t time.Time) int64 {
+	switch {
+	case t.Before(minUnixTime):
+		return math.MinInt64
+	case t.After(maxUnixTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // Now returns the clock's monotonic time as an Instant.
@@ -67,7 +90,7 @@ func (c *ManualClock) nanotime() int64 {
 	return c.mono
 }
 
-// Since returns the clock's time since i.
+// Since returns the clock's time since i (saturated, as Instant.Sub).
 func (c *ManualClock) Since(i Instant) time.Duration { return c.Now().Sub(i) }
 
 // UnixNano returns the clock's Unix time.

@@ -74,12 +74,22 @@ func Refresh() int64 {
 // refreshReal is Refresh on the real clocks. No mock reading ever enters
 // the cache, and the cache stays empty while a mock is in use (UseClock
 // empties it, so that the one-load fast paths above find 0 and ask
-// firstUse, which reads the mock): a refresh that raced with UseClock
-// empties it again after storing.
+// firstUse, which reads the mock). A refresh that found no mock counts
+// itself in refreshing until its last store, and UseClock, having set the
+// mock, waits for that count to reach zero before it empties the cache:
+// so no real value is stored once UseClock has returned, not even for a
+// moment. (The count is raised before the mock is looked at, and UseClock
+// reads it after setting the mock, both sequentially consistent: a refresh
+// that missed the mock is one UseClock sees.)
 func refreshReal() int64 {
 	n := max(monotonicReal(), 1) // never 0, the "unset" value
+	refreshing.Add(1)
+	defer refreshing.Add(-1)
 	if mocked.Load() != nil {
 		return n
+	}
+	if h := refreshHook.Load(); h != nil {
+		(*h)("checked")
 	}
 	for {
 		seen := recentNanotime.v.Load()
@@ -93,11 +103,19 @@ func refreshReal() int64 {
 	}
 	// Never 0 (the "unset" value), even for a clock read at its epoch.
 	recentUnix.v.Store(max(unixNanoReal(), 1))
-	if mocked.Load() != nil {
-		emptyRecent()
+	if h := refreshHook.Load(); h != nil {
+		(*h)("stored")
 	}
 	return n
 }
+
+// refreshing counts the refreshes between their look for a mock and their
+// last store (see refreshReal).
+var refreshing atomic.Int32
+
+// refreshHook, for tests, is called by refreshReal once it found no mock
+// ("checked") and once it stored ("stored").
+var refreshHook atomic.Pointer[func(stage string)]
 
 // emptyRecent empties the coarse tier's cache (UseClock).
 func emptyRecent() {

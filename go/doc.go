@@ -29,7 +29,8 @@
 // invariant counter that the Linux kernel itself uses as its clocksource,
 // else the OS clock; Source says which and why) and returns at once: the
 // process's first millisecond reads the OS clock while the counter's rate
-// is measured (no wait at all when the CPU publishes its frequency). The
+// is measured (a frequency the CPU publishes is used when that
+// millisecond's measurement agrees with it within 1/64). The
 // rate is then measured over the most recent second, so after NTP, chrony
 // or PTP change the kernel clock's rate, fastnow follows within about two
 // seconds. On Linux amd64 the kernel's clocksource is read again every

@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -69,6 +70,12 @@ func UseClock(c *ManualClock) (restore func()) {
 	proc.view.Store(&mockView)
 	proc.mu.Unlock()
 	setMonoMocked(true)
+	// A refresh that looked for a mock before it was set may still store
+	// real values: wait until none is left (a refresh takes microseconds),
+	// so that the cache stays empty from here on.
+	for refreshing.Load() != 0 {
+		runtime.Gosched()
+	}
 	emptyRecent()
 	var once sync.Once
 	return func() {

@@ -218,3 +218,60 @@ func TestUseClockWhileReading(t *testing.T) {
 	}
 	checkReal(t)
 }
+
+// A refresh that looked for a mock just before UseClock set one (the
+// upkeep's, say) stores real values; UseClock waits for it, so from its
+// return on the coarse tier reads the mock, never real time, not even for
+// the moment between that refresh's store and the cache being emptied
+// (issue 19). The hook parks the refresh at each point of the race.
+func TestUseClockWaitsForARefreshInFlight(t *testing.T) {
+	StopUpkeep()
+	defer SetAutoUpkeep(true)
+	SetAutoUpkeep(false)
+	park, release := make(chan string), make(chan struct{})
+	hook := func(stage string) {
+		park <- stage
+		<-release
+	}
+	refreshHook.Store(&hook)
+	defer refreshHook.Store(nil)
+	refreshed := make(chan struct{})
+	go func() {
+		refreshReal()
+		close(refreshed)
+	}()
+	if stage := <-park; stage != "checked" {
+		t.Fatalf("parked at %q", stage)
+	}
+	clock := NewManualClock(time.Unix(100, 0))
+	used := make(chan func(), 1)
+	go func() { used <- UseClock(clock) }()
+	var restore func()
+	select {
+	case restore = <-used: // the old code returned at once
+	case <-time.After(20 * time.Millisecond):
+	}
+	release <- struct{}{}
+	if stage := <-park; stage != "stored" {
+		t.Fatalf("parked at %q", stage)
+	}
+	mockNow, mockUnix := clock.nanotime(), clock.UnixNano()
+	if restore != nil {
+		if n, u := RecentNanotime(), RecentUnixNano(); n != mockNow || u != mockUnix {
+			t.Errorf("after UseClock returned, the coarse tier read real time: %d, %d (the mock: %d, %d)", n, u, mockNow, mockUnix)
+		}
+	}
+	refreshHook.Store(nil)
+	release <- struct{}{}
+	<-refreshed
+	if restore == nil {
+		restore = <-used
+	}
+	defer restore()
+	if n, u := RecentNanotime(), RecentUnixNano(); n != mockNow || u != mockUnix {
+		t.Errorf("under the mock the coarse tier reads %d, %d, not %d, %d", n, u, mockNow, mockUnix)
+	}
+	if v := recentNanotime.v.Load(); v != 0 {
+		t.Errorf("the coarse cache holds %d under a mock", v)
+	}
+}

@@ -1,6 +1,7 @@
 package fastnow
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -17,7 +18,8 @@ import (
 //
 // The first call in a process decides the source and publishes the first
 // state without waiting: it reads the OS clock until the counter's rate
-// has been measured (1 ms, or at once when the CPU publishes its frequency).
+// has been measured (1 ms; a frequency the CPU publishes is used only when
+// that measurement agrees with it).
 func Nanotime() int64 { return nanotimeCounter() }
 
 // nanotimeSlow is where Nanotime's fast path gives up: a test's
@@ -309,17 +311,44 @@ func InstantOf(nanotime int64) Instant { return Instant{nanotime} }
 // Nanotime returns the reading in nanoseconds.
 func (i Instant) Nanotime() int64 { return i.ns }
 
-// Elapsed is the time since i, never negative (like time.Since for a
-// monotonic reading).
-func (i Instant) Elapsed() time.Duration {
-	return max(0, time.Duration(Nanotime()-i.ns))
+// Elapsed is the time since i, never negative; like time.Since for a
+// monotonic reading, it saturates at the largest Duration when the
+// interval does not fit in one.
+func (i Instant) Elapsed() time.Duration { return max(0, subSat(Nanotime(), i.ns)) }
+
+// Sub returns i-j, negative if j is later. Like time.Time.Sub, it returns
+// the largest (or smallest) Duration when the result does not fit in one,
+// never a wrapped value.
+func (i Instant) Sub(j Instant) time.Duration { return subSat(i.ns, j.ns) }
+
+// Add returns i+d (d may be negative). A result beyond the Instant's range
+// is its largest (or smallest) value, never a wrapped one, so that
+// Now().Add(math.MaxInt64) is after every reading, as a time.Time would be.
+func (i Instant) Add(d time.Duration) Instant { return Instant{addSat(i.ns, int64(d))} }
+
+// subSat is a-b, saturated to the Duration range (as package time's Sub).
+func subSat(a, b int64) time.Duration {
+	d := a - b
+	switch {
+	case d < 0 && a > b:
+		return math.MaxInt64
+	case d > 0 && a < b:
+		return math.MinInt64
+	}
+	return time.Duration(d)
 }
 
-// Sub returns i-j, negative if j is later (like time.Time.Sub).
-func (i Instant) Sub(j Instant) time.Duration { return time.Duration(i.ns - j.ns) }
-
-// Add returns i+d (d may be negative).
-func (i Instant) Add(d time.Duration) Instant { return Instant{i.ns + int64(d)} }
+// addSat is a+d, saturated to the int64 range.
+func addSat(a, d int64) int64 {
+	s := a + d
+	switch {
+	case d > 0 && s < a:
+		return math.MaxInt64
+	case d < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
 
 // Before reports whether i is before j.
 func (i Instant) Before(j Instant) bool { return i.ns < j.ns }

@@ -48,13 +48,14 @@ import (
 // not change (retrying if it did), so no OS reading is taken after a newer
 // state is published. The first reading of a process publishes an OS state
 // (readings are Go's monotonic clock, unchanged) while the counter's rate is
-// measured; the counter takes over 1 ms later (at once if the CPU publishes
-// its frequency) at the counter value matching the OS state's end, starting
-// margin = 1 µs + twice the sample's bracket above it. If the kernel demotes
-// the counter, the OS clock takes over for good at the monotonic time
-// matching the counter piece's end, with an offset that continues the line
-// margin above it. Readings move forward by about a microsecond at a switch,
-// never back.
+// measured; the counter takes over 1 ms later (at the frequency the
+// hardware publishes, if any, when the millisecond's measurement agrees with
+// it within 1/64) at the counter value matching the OS state's end, starting
+// margin = 100 ns + twice the sample's bracket above it. If the kernel
+// demotes the counter, the OS clock takes over for good at the monotonic
+// time matching the counter piece's end, with an offset that continues the
+// line margin above it. Readings move forward by a few hundred nanoseconds
+// at a switch, never back.
 //
 // # Work off the read path
 //
@@ -69,13 +70,14 @@ import (
 // load.
 
 const (
-	marginNs              = 1_000         // how far ahead of the old source a new one starts
-	minPeriodNs           = 1_000_000     // the first update period
+	marginNs              = 100           // how far ahead of the old source a new one starts, beyond twice the bracket
+	minPeriodNs           = 1_000_000     // the first update period, and the shortest
 	maxPeriodNs           = 1_000_000_000 // the longest time between two updates
 	readerPeriodNs        = 500_000_000   // without upkeep, where the kernel is re-checked
 	checkPeriodNs         = 1_000_000_000 // how often the kernel's verdict is read again
 	maxGraceNs            = 2_000_000     // the longest grace between trigger and end
 	upkeepSlackNs         = 2_000_000     // while upkeep runs, readers update only this late
+	minWallIntervalNs     = minPeriodNs   // the shortest wall resync interval (see setWallInterval)
 	maxWallIntervalNs     = 1 << 40       // the longest wall resync interval
 	defaultWallIntervalNs = 1_000_000_000
 	// The wall line is used only well inside [0, MaxInt64] Unix nanoseconds,
@@ -436,8 +438,14 @@ func (tk *timekeeper) recalibrate() {
 	}
 }
 
+// setWallInterval sets the wall resync interval, within
+// [minWallIntervalNs, maxWallIntervalNs]. The floor keeps every piece at
+// least a millisecond long (nextPiece schedules the next update no later
+// than one interval ahead), so that whatever the interval, a reading stays
+// one load and a compare and updates come at most once a millisecond: a
+// reader never publishes state after state.
 func (tk *timekeeper) setWallInterval(ns uint64) {
-	tk.wallInterval.Store(ns)
+	tk.wallInterval.Store(min(max(ns, minWallIntervalNs), maxWallIntervalNs))
 	tk.forceUpdate()
 }
 
@@ -485,8 +493,8 @@ func (tk *timekeeper) preempted(s *sample) bool {
 }
 
 // detect observes the machine and publishes the first state: the OS clock,
-// for good or while the counter's rate is measured, then at once the counter
-// when the hardware publishes its frequency.
+// for good or for the first millisecond, while the counter's rate is
+// measured (see warmUpStep).
 func (tk *timekeeper) detect() {
 	k := &tk.k
 	k.decision = tk.clocks.observe()
@@ -514,23 +522,12 @@ func (tk *timekeeper) detect() {
 		k.window.push(first)
 		k.minWidth = first.width
 		k.origin = OriginPending
-		promoteAt := first.mono
-		if k.decision.probe.freqHz == 0 {
-			promoteAt += minPeriodNs
-		}
+		promoteAt := first.mono + minPeriodNs
 		trigger, end = promoteAt, max(promoteAt+grace(minPeriodNs), agreedEnd)
 	} else {
 		k.origin = OriginOS
 	}
 	tk.publish(state{mode: modeOS, trigger: trigger, end: end})
-	if hz := k.decision.probe.freqHz; counter && hz != 0 {
-		slope, ok := SlopeOfFreq(hz)
-		reason := ""
-		if !ok {
-			reason = FallbackTooSlow
-		}
-		tk.promote(first, slope, reason, k.decision.probe.freqOrigin)
-	}
 }
 
 // update is one state update.
@@ -641,11 +638,22 @@ func (tk *timekeeper) warmUpStep() {
 		return
 	}
 	slope, ok := Slope(smp.mono-first.mono, smp.ticks-first.ticks)
-	reason := ""
 	if !ok {
-		reason = FallbackTooSlow
+		tk.promote(smp, 0, FallbackTooSlow, OriginMeasured)
+		return
 	}
-	tk.promote(smp, slope, reason, OriginMeasured)
+	// A frequency the hardware publishes (CPUID, the hypervisor's leaf,
+	// CNTFRQ_EL0, the device tree) is exact when right, a crystal's ratio
+	// where a millisecond's measurement is good to tens of ppm; but
+	// firmware and emulators publish wrong ones too. So it is used only
+	// when the measurement agrees with it within 1/64.
+	if hz := k.decision.probe.freqHz; hz != 0 {
+		if published, ok := SlopeOfFreq(hz); ok && absDiff(published, slope) <= slope>>suspectShift {
+			tk.promote(smp, published, "", k.decision.probe.freqOrigin)
+			return
+		}
+	}
+	tk.promote(smp, slope, "", OriginMeasured)
 }
 
 // checkKernel reads the kernel's verdict again. When the kernel no longer
@@ -753,7 +761,9 @@ func (tk *timekeeper) nextPiece(now uint64) state {
 	slope := max(k.rate, floor(s.line.Slope))
 	takeover := s.end
 	line := Through(takeover, s.line.At(takeover), slope)
-	period := min(k.periodNs, tk.wallIntervalNs())
+	// Never shorter than minPeriodNs, whatever the wall interval (both
+	// are at least that long; max says it where the piece is made).
+	period := max(min(k.periodNs, tk.wallIntervalNs()), minPeriodNs)
 	switch {
 	case tk.upkeep.Load():
 		period = min(period, upkeepPeriodNs)

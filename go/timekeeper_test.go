@@ -837,8 +837,10 @@ func TestWarmUpThenCounter(t *testing.T) {
 		}
 		sk := newSimKeeper(t, freq)
 		first := sk.read(false)
-		if got := sk.state.Load().mode == modeCounter; got != published {
-			t.Fatalf("published %v: counter at once: %v", published, got)
+		// A published frequency too waits for the first millisecond's
+		// measurement to agree with it.
+		if sk.state.Load().mode == modeCounter {
+			t.Fatalf("published %v: counter at once", published)
 		}
 		last := first
 		for i := 0; i < 100; i++ {
@@ -856,7 +858,7 @@ func TestWarmUpThenCounter(t *testing.T) {
 		if info.Source != "counter" || absDiff(info.FreqHz, simFreq) >= simFreq/10_000 {
 			t.Errorf("published %v: %+v", published, info)
 		}
-		if !published && (info.CalibrationWait < time.Millisecond || info.CalibrationWait > 2*time.Millisecond) {
+		if info.CalibrationWait < time.Millisecond || info.CalibrationWait > 2*time.Millisecond {
 			t.Errorf("warm-up lasted %v", info.CalibrationWait)
 		}
 	}
@@ -1107,5 +1109,105 @@ func TestReaderUpdateHookPublishes(t *testing.T) {
 		if proc.state.Load() == before {
 			t.Fatalf("update %d published nothing", i)
 		}
+	}
+}
+
+// The wall resync interval has a floor of a millisecond (issue 19 item 1):
+// set to 1 ns (or 0), every piece was a few ticks long and every reading
+// published a state. Now no piece ends sooner than a millisecond after it
+// was published, nor does its wall line, and a run of readings publishes
+// about one state per millisecond, whatever the interval asked for.
+func TestWallIntervalHasAFloor(t *testing.T) {
+	for _, asked := range []uint64{0, 1, 100, minWallIntervalNs - 1} {
+		sk := newSimKeeper(t, 0)
+		sk.settle(20, 1_000_000, false)
+		sk.setWallInterval(asked)
+		if got := sk.wallIntervalNs(); got != minWallIntervalNs {
+			t.Errorf("interval %d ns taken as %d ns, not the floor", asked, got)
+		}
+		before := len(sk.states)
+		const reads, dt = 20_000, 1_000 // 20 ms of readings
+		for i := 0; i < reads; i++ {
+			sk.sim.advance(dt)
+			if i%2 == 0 {
+				_ = sk.read(i%4 == 0)
+			} else {
+				_ = sk.unixNano()
+			}
+		}
+		// About one per millisecond; the old code published one per reading.
+		if n := len(sk.states) - before; n > 2*reads*dt/minPeriodNs {
+			t.Errorf("interval %d ns: %d readings published %d states", asked, reads, n)
+		}
+		const tolerance = 10_000 // the clock reads between the sample and the publish
+		for i, p := range sk.states[before:] {
+			s := &p.s
+			if s.mode != modeCounter {
+				continue
+			}
+			// A new piece (a wall-only update keeps the piece's trigger).
+			if d := s.line.NanosFor(satSub(s.trigger, p.ticks)); !samePiece(&p.prev, s) && d+tolerance < minPeriodNs {
+				t.Fatalf("interval %d ns: piece %d triggers %d ns after it was published", asked, i, d)
+			}
+			if s.wallDeadline != 0 {
+				if d := s.wall.NanosFor(satSub(s.wallDeadline, p.ticks)); d+tolerance < minPeriodNs {
+					t.Fatalf("interval %d ns: state %d's wall line resyncs %d ns after it was published", asked, i, d)
+				}
+			}
+		}
+		checkScenario(t, scenario{seed: asked + 1}, sk, nil)
+	}
+}
+
+// A frequency the hardware publishes is used only when the first
+// millisecond's measurement agrees with it within 1/64 (SEMANTICS,
+// "Calibration"; the Rust crate's warm_up_step): firmware and emulators
+// publish wrong ones. Until the measurement the OS clock is read, as
+// without a published frequency.
+func TestPublishedFrequencyMustAgreeWithTheMeasurement(t *testing.T) {
+	for _, c := range []struct {
+		published uint64
+		used      bool
+	}{
+		{simFreq, true},
+		{2_445_406_000, true},         // 0.24 ppm off, as hypervisors publish
+		{simFreq + simFreq/100, true}, // 1 % off: within 1/64
+		{simFreq - simFreq/100, true}, // 1 % off: within 1/64
+		{simFreq + simFreq/50, false}, // 2 % off
+		{simFreq - simFreq/50, false}, // 2 % off
+		{simFreq * 18, false},         // as one emulator published
+		{simFreq / 2, false},
+		{100_000_000, false}, // a model's nominal frequency
+	} {
+		sk := newSimKeeper(t, c.published)
+		_ = sk.read(false)
+		if s := sk.state.Load(); s.mode != modeOS || s.trigger == never {
+			t.Errorf("published %d Hz: the counter before the first millisecond's measurement: %+v", c.published, *s)
+		}
+		info := sk.info() // waits out the first millisecond
+		wantOrigin, wantHz := OriginMeasured, uint64(simFreq)
+		if c.used {
+			wantOrigin, wantHz = OriginCPUID, c.published
+		}
+		if info.Source != "counter" || info.FreqOrigin != wantOrigin || absDiff(info.FreqHz, wantHz) > wantHz/100_000 {
+			t.Errorf("published %d Hz (true %d Hz): source %s, %d Hz from %s; want %d Hz from %s",
+				c.published, uint64(simFreq), info.Source, info.FreqHz, info.FreqOrigin, wantHz, wantOrigin)
+		}
+		if info.PublishedFreqHz != c.published {
+			t.Errorf("published %d Hz: reported as %d Hz", c.published, info.PublishedFreqHz)
+		}
+		if info.CalibrationWait < time.Millisecond {
+			t.Errorf("published %d Hz: the counter took over after %v", c.published, info.CalibrationWait)
+		}
+		last := sk.read(false)
+		for i := 0; i < 2_000; i++ {
+			sk.sim.advance(100_000)
+			v := sk.read(i%2 == 0)
+			if v < last {
+				t.Fatalf("published %d Hz: stepped back", c.published)
+			}
+			last = v
+		}
+		checkScenario(t, scenario{seed: c.published}, sk, nil)
 	}
 }

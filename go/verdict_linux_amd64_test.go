@@ -18,8 +18,9 @@ import (
 // leaves the other file's descriptor alone.
 func TestClocksourceFileSurvivesClosedDescriptors(t *testing.T) {
 	var f clocksourceFile
-	if v := f.read(); v.kind != verdictNamed {
-		t.Skipf("the clocksource file cannot be read here: %+v", v)
+	kernel := f.read()
+	if kernel.kind != verdictNamed {
+		t.Skipf("the clocksource file cannot be read here: %+v", kernel)
 	}
 	defer func() {
 		if f.open {
@@ -27,7 +28,9 @@ func TestClocksourceFileSurvivesClosedDescriptors(t *testing.T) {
 		}
 	}()
 	junk := filepath.Join(t.TempDir(), "junk")
-	for _, content := range []string{"Hello world\n", "\x7fELF\x02"} {
+	// A pid file's text looks like a clocksource name: only the file's
+	// identity tells them apart (issue 19 item 2).
+	for _, content := range []string{"Hello world\n", "\x7fELF\x02", "7905\n", "hpet\n", "tsc\n"} {
 		if err := os.WriteFile(junk, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +45,17 @@ func TestClocksourceFileSurvivesClosedDescriptors(t *testing.T) {
 			t.Fatal(err)
 		}
 		syscall.Close(tmp)
-		if v := f.read(); v.kind != verdictNamed || v.name == "" {
-			t.Fatalf("after the descriptor was reused: %+v", v)
+		// Another file's text is never the verdict, except that one that
+		// reads as the counter's name changes nothing, and is found out
+		// within verifyEvery reads.
+		for i := 0; i < verifyEvery; i++ {
+			v := f.read()
+			if content == kernelCounterName+"\n" && v == (verdict{kind: verdictNamed, name: kernelCounterName}) {
+				continue
+			}
+			if v != kernel {
+				t.Fatalf("after the descriptor was reused for a file holding %q: %+v", content, v)
+			}
 		}
 		var st syscall.Stat_t
 		if err := syscall.Fstat(other, &st); err != nil {
@@ -123,4 +135,77 @@ func TestChildDemotion(t *testing.T) {
 		t.Errorf("an interval across the switch is %v off time.Since's", d)
 	}
 	t.Logf("demoted: %s", info)
+}
+
+// The daemon pattern, whole (issue 19 item 2): the program closes the
+// descriptor fastnow keeps (daemons close every one they did not open) and
+// opens a read-write pid file, which gets the number, and writes its pid.
+// fastnow's next checks must not take "7905" for the kernel's clocksource
+// and drop the counter for good; they reopen the file, and leave the pid
+// file's descriptor open and its text as it was.
+func TestReusedDescriptorKeepsTheCounter(t *testing.T) {
+	if kernelCounterName == "" || forcedTimePackage {
+		t.Skip("the kernel's verdict is checked on Linux amd64 only, and not with the fastnow_time tag")
+	}
+	pidFile := filepath.Join(t.TempDir(), "daemon.pid")
+	if out, ok := runChild(t, "TestChildReusedDescriptor", []string{"FASTNOW_TEST_PIDFILE=" + pidFile}); !ok {
+		t.Fatalf("child:\n%s", out)
+	}
+}
+
+func TestChildReusedDescriptor(t *testing.T) {
+	inChild(t)
+	StopUpkeep()
+	if info := Source(); info.Source != "counter" || info.Clocksource != kernelCounterName {
+		t.Skipf("the counter is not in use here: %+v", info)
+	}
+	proc.mu.Lock()
+	ours := theMachine.cs.fd
+	syscall.Close(ours)
+	pid, err := syscall.Open(os.Getenv("FASTNOW_TEST_PIDFILE"), syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+	if err == nil && pid != ours {
+		// Another number was free below it: the daemon's loop would have
+		// closed that one too.
+		err = syscall.Dup2(pid, ours)
+		syscall.Close(pid)
+		pid = ours
+	}
+	proc.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "7905\n"
+	if _, err := syscall.Pwrite(pid, []byte(text), 0); err != nil {
+		t.Fatal(err)
+	}
+	// Readers re-check the kernel's verdict every second.
+	last := OrderedNanotime()
+	deadline := time.Now().Add(2*time.Duration(checkPeriodNs) + 200*time.Millisecond)
+	for time.Now().Before(deadline) {
+		for i := 0; i < 1000; i++ {
+			v := OrderedNanotime()
+			if v < last {
+				t.Fatalf("stepped back %d ns", last-v)
+			}
+			last = v
+		}
+		time.Sleep(time.Millisecond)
+	}
+	proc.mu.Lock()
+	reopened, again := theMachine.cs.fd, proc.k.nextCheckMono
+	proc.mu.Unlock()
+	if info := Source(); info.Source != "counter" || info.Fallback != "" || !info.DemotedAt.IsZero() || info.Clocksource != kernelCounterName {
+		t.Fatalf("a pid file on the descriptor's number was taken for the kernel's verdict: %+v", info)
+	}
+	if again <= uint64(checkPeriodNs) {
+		t.Fatalf("the kernel's verdict was not read again (next check at %d)", again)
+	}
+	if reopened == pid {
+		t.Fatal("still reading the pid file's descriptor")
+	}
+	buf := make([]byte, 16)
+	n, err := syscall.Pread(pid, buf, 0)
+	if err != nil || string(buf[:n]) != text {
+		t.Fatalf("the pid file's descriptor was closed or changed: %q, %v", buf[:n], err)
+	}
 }

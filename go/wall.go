@@ -34,15 +34,16 @@ func UnixNano() int64 { return unixNanoCounter() }
 func WallTime() time.Time { return time.Unix(0, UnixNano()) }
 
 // SetWallResyncInterval sets how often the wall tier re-anchors to the
-// system clock at the latest (default 1 s). Intervals below 1 ns are taken
-// as 1 ns (every state update re-anchors), and intervals over 2^40 ns
-// (18 minutes) as 2^40 ns. Shorter intervals follow clock steps sooner;
-// each re-anchoring costs about a microsecond on the goroutine that does
-// it, or nothing on readers while the upkeep goroutine runs (which also
-// follows steps within milliseconds by itself, on Linux).
+// system clock at the latest (default 1 s). Intervals below 1 ms (zero and
+// negative ones included) are taken as 1 ms, and intervals over 2^40 ns
+// (18 minutes) as 2^40 ns: the floor keeps readings a load and a compare,
+// with a state update at most once a millisecond, whatever the interval.
+// Shorter intervals follow clock steps sooner; each re-anchoring costs
+// about a microsecond on the goroutine that does it, or nothing on readers
+// while the upkeep goroutine runs (which also follows steps within
+// milliseconds by itself, on Linux).
 func SetWallResyncInterval(d time.Duration) {
-	ns := uint64(max(int64(d), 1))
-	proc.setWallInterval(min(ns, maxWallIntervalNs))
+	proc.setWallInterval(uint64(max(int64(d), 0)))
 }
 
 // ResyncWall re-anchors the wall tier now, e.g. right after the program
