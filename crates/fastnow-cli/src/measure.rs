@@ -1,6 +1,7 @@
 //! Runs every measurement of the report through the shared harness
 //! (`fastnow_bench`), the same code behind BENCHMARKS.md.
 
+use crate::verdict;
 use crate::ReportArgs;
 use fastnow_bench::{clocks, median, percentile, Clock, Kind};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -31,7 +32,26 @@ pub struct Report {
     /// Present when `--faults` was given (ran, or skipped with a reason).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub faults: Option<Faults>,
+    /// How steady the costs behind the verdict were (absent in reports
+    /// written before it was recorded).
+    #[serde(default)]
+    pub steadiness: Option<Steadiness>,
     pub verdict: String,
+}
+
+/// Whether the costs the verdict compares were steady enough to conclude
+/// from (`verdict::Timings::unsteady`), and how many times they were
+/// measured to get there.
+#[derive(Serialize, Deserialize)]
+pub struct Steadiness {
+    /// Times the one-thread costs and the latencies were measured: again
+    /// while unsteady, up to `verdict::MAX_ATTEMPTS`.
+    pub attempts: u32,
+    /// Whether the last measurement was steady (false: the verdict says the
+    /// machine was too busy to conclude).
+    pub steady: bool,
+    /// What was unsteady in the last measurement (empty when steady).
+    pub unsteady: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -77,6 +97,10 @@ pub struct CostRow {
     pub ns_max: f64,
     pub all_cores_ns_median: f64,
     pub vs_std_instant: f64,
+    /// ns per call of each round, in the order run (absent in reports
+    /// written before it was recorded).
+    #[serde(default)]
+    pub rounds_ns: Vec<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -252,14 +276,7 @@ pub fn run(args: &ReportArgs) -> Report {
     bar.inc(1);
 
     // Costs: interleaved rounds, every clock once per round.
-    let mut single: Vec<Vec<f64>> = vec![Vec::new(); all.len()];
-    for _ in 0..plan.rounds {
-        for (i, c) in all.iter().enumerate() {
-            bar.set_message(format!("cost: {}", c.name));
-            single[i].push((c.cost)(plan.iters));
-            bar.inc(1);
-        }
-    }
+    let single = cost_rounds(&all, &plan, &bar);
     // All cores at once. A first, discarded run lets each clock settle as it
     // would in a long-running program: this is where MonotonicInstant meets
     // contention and leaves its high-water mark for the ordered counter.
@@ -273,42 +290,30 @@ pub fn run(args: &ReportArgs) -> Report {
         contended.push(median(&rounds));
         bar.inc(1);
     }
-    let std_ns = median(
-        &single[all
-            .iter()
-            .position(|c| c.name == "std Instant::now")
-            .expect("std is measured")],
-    );
-    let costs = all
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let s = &single[i];
-            CostRow {
-                clock: c.name.to_string(),
-                kind: kind_name(c.kind).to_string(),
-                ns_median: median(s),
-                ns_min: s.iter().cloned().fold(f64::MAX, f64::min),
-                ns_max: s.iter().cloned().fold(0.0, f64::max),
-                all_cores_ns_median: contended[i],
-                vs_std_instant: median(s) / std_ns,
-            }
-        })
-        .collect();
 
     let (correctness, strict_test) = correctness(&plan, &shared, cores, &bar);
 
-    let mut latency = Vec::new();
-    let mut latency_method = String::new();
-    let mut latency_batch = 1;
-    for c in &latency_clocks {
-        bar.set_message(format!("latency: {}", c.name));
-        let l = fastnow_bench::call_latencies(c.call, plan.latency_samples);
-        latency_method = l.method;
-        latency_batch = l.batch;
-        latency.push(latency_of(c.name, &l.per_call, l.resolution_ns));
-        bar.inc(1);
-    }
+    let latencies = measure_latencies(&latency_clocks, &plan, &bar);
+
+    // The verdict concludes only from steady figures: while the one-thread
+    // costs and the latencies are unsteady (other work slowed most rounds,
+    // or the two disagree on which clock is cheaper), measure both again,
+    // after a pause that lets a short burst of other work pass.
+    let ((single, latencies), steadiness) = verdict::until_steady(
+        (single, latencies),
+        || {
+            bar.inc_length((plan.rounds * all.len() + latency_clocks.len()) as u64);
+            bar.set_message("busy: pausing before measuring again");
+            std::thread::sleep(Duration::from_millis(500));
+            (
+                cost_rounds(&all, &plan, &bar),
+                measure_latencies(&latency_clocks, &plan, &bar),
+            )
+        },
+        |(single, latencies)| unsteady_now(&all, single, &contended, &latencies.0),
+    );
+    let (latency, latency_method, latency_batch) = latencies;
+    let costs = cost_rows(&all, &single, &contended);
 
     bar.set_message("wall tier against CLOCK_REALTIME");
     let wall = wall(plan.samples);
@@ -373,10 +378,86 @@ pub fn run(args: &ReportArgs) -> Report {
             age_max_ms: percentile(&stale, 100.0) / 1e6,
         },
         faults,
+        steadiness: Some(steadiness),
         verdict: String::new(),
     };
-    report.verdict = verdict(&report);
+    report.verdict = match verdict::Figures::of(&report) {
+        Ok(f) => verdict::verdict(&f),
+        Err(why) => format!("No verdict: {why}."),
+    };
     report
+}
+
+/// One ns-per-call figure per round for each clock, the clocks interleaved
+/// within each round so that a slow spell of the machine spreads over all.
+fn cost_rounds(all: &[Clock], plan: &Plan, bar: &ProgressBar) -> Vec<Vec<f64>> {
+    let mut single: Vec<Vec<f64>> = vec![Vec::new(); all.len()];
+    for _ in 0..plan.rounds {
+        for (i, c) in all.iter().enumerate() {
+            bar.set_message(format!("cost: {}", c.name));
+            single[i].push((c.cost)(plan.iters));
+            bar.inc(1);
+        }
+    }
+    single
+}
+
+fn cost_rows(all: &[Clock], single: &[Vec<f64>], contended: &[f64]) -> Vec<CostRow> {
+    let std_ns = median(
+        &single[all
+            .iter()
+            .position(|c| c.name == "std Instant::now")
+            .expect("std is measured")],
+    );
+    all.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let s = &single[i];
+            CostRow {
+                clock: c.name.to_string(),
+                kind: kind_name(c.kind).to_string(),
+                ns_median: median(s),
+                ns_min: s.iter().cloned().fold(f64::MAX, f64::min),
+                ns_max: s.iter().cloned().fold(0.0, f64::max),
+                all_cores_ns_median: contended[i],
+                vs_std_instant: median(s) / std_ns,
+                rounds_ns: s.clone(),
+            }
+        })
+        .collect()
+}
+
+/// (per-call latencies of each clock, how they were measured, calls per batch)
+fn measure_latencies(
+    latency_clocks: &[Clock],
+    plan: &Plan,
+    bar: &ProgressBar,
+) -> (Vec<Latency>, String, u32) {
+    let mut latency = Vec::new();
+    let mut method = String::new();
+    let mut batch = 1;
+    for c in latency_clocks {
+        bar.set_message(format!("latency: {}", c.name));
+        let l = fastnow_bench::call_latencies(c.call, plan.latency_samples);
+        method = l.method;
+        batch = l.batch;
+        latency.push(latency_of(c.name, &l.per_call, l.resolution_ns));
+        bar.inc(1);
+    }
+    (latency, method, batch)
+}
+
+/// What is unsteady in these figures, by the verdict's rules.
+fn unsteady_now(
+    all: &[Clock],
+    single: &[Vec<f64>],
+    contended: &[f64],
+    latency: &[Latency],
+) -> Vec<String> {
+    match verdict::Timings::of(&cost_rows(all, single, contended), latency) {
+        Ok(t) => t.unsteady(),
+        Err(why) => vec![why],
+    }
 }
 
 /// The clocks whose per-call latencies are measured.
@@ -743,61 +824,4 @@ fn machine(cores: usize) -> Machine {
             .map(|s| s.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
     }
-}
-
-fn verdict(r: &Report) -> String {
-    let cost = |name: &str| {
-        r.costs
-            .iter()
-            .find(|c| c.clock == name)
-            .map(|c| c.ns_median)
-            .unwrap_or(f64::NAN)
-    };
-    let strict = |name: &str| {
-        r.correctness
-            .iter()
-            .find(|c| c.clock == name)
-            .map(|c| c.strict_violations)
-            .unwrap_or(0)
-    };
-    let std_ns = cost("std Instant::now");
-    if let Some(why) = &r.fastnow.fallback {
-        return format!(
-            "fastnow uses the OS clock on this machine ({why}), so its precise and wall tiers cost what std does \
-             ({:.0} ns here); only the coarse tier (recent(), {:.1} ns) is faster. Set FASTNOW_CLOCK=counter only if you \
-             know this machine's counter is synchronised across CPUs.",
-            std_ns,
-            cost("fastnow recent")
-        );
-    }
-    let strict_note = if r.strict_test.conclusive {
-        format!(
-            "{} violations in the strict test, against {} for Instant",
-            strict("fastnow MonotonicInstant::now"),
-            strict("fastnow Instant::now")
-        )
-    } else {
-        "the strict test was too short to tell here".to_string()
-    };
-    format!(
-        "Here fastnow reads the {} at {:.3} GHz. Use fastnow::Instant to time work within a thread ({:.1} ns, {:.1}x \
-         faster than std::time::Instant); MonotonicInstant when stamps from several threads must never go backwards \
-         ({:.1} ns on one core, {:.1} ns with every core calling it; {strict_note}); unix_nanos() or UnixTime for \
-         timestamps ({:.1} ns, {:.1}x faster than SystemTime, within {:.0} ns of CLOCK_REALTIME at p99); and recent() / \
-         recent_unix_nanos() for expiry checks that can be a millisecond stale ({:.1} ns, p99 age {:.2} ms).",
-        r.fastnow.counter.as_deref().unwrap_or("counter"),
-        r.fastnow.freq_hz as f64 / 1e9,
-        cost("fastnow Instant::now"),
-        std_ns / cost("fastnow Instant::now"),
-        cost("fastnow MonotonicInstant::now"),
-        r.costs
-            .iter()
-            .find(|c| c.clock == "fastnow MonotonicInstant::now")
-            .map_or(f64::NAN, |c| c.all_cores_ns_median),
-        cost("fastnow unix_nanos"),
-        cost("std SystemTime::now") / cost("fastnow unix_nanos"),
-        r.wall.p99_ns,
-        cost("fastnow recent"),
-        r.coarse.age_p99_ms,
-    )
 }

@@ -269,6 +269,75 @@ fn strict_test_says_whether_it_could_fail() {
     }
 }
 
+/// The verdict follows the figures it sits under: a recommendation only
+/// from steady figures, each "faster" or "slower" true of the medians, and
+/// "too busy to conclude" when the figures stayed unsteady.
+#[test]
+fn verdict_follows_the_recorded_figures() {
+    let (r, _) = quick_report();
+    let verdict = r["verdict"].as_str().unwrap();
+    let s = &r["steadiness"];
+    let attempts = s["attempts"].as_u64().unwrap();
+    assert!((1..=3).contains(&attempts), "{s}");
+    let unsteady = s["unsteady"].as_array().unwrap();
+    assert_eq!(s["steady"].as_bool().unwrap(), unsteady.is_empty(), "{s}");
+    // Never a fraction called "faster" (the old wording: "0.6x faster").
+    assert!(!verdict.contains("x faster"), "{verdict}");
+    let costs = r["costs"].as_array().unwrap();
+    let median = |name: &str| {
+        let c = costs.iter().find(|c| c["clock"] == name).unwrap();
+        // Each row keeps its rounds, and its median is theirs.
+        let mut rounds: Vec<f64> = c["rounds_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(rounds.len(), 3, "{c}");
+        rounds.sort_by(|a, b| a.total_cmp(b));
+        assert_eq!(rounds[1], c["ns_median"].as_f64().unwrap(), "{c}");
+        rounds[1]
+    };
+    if !unsteady.is_empty() {
+        assert!(verdict.contains("too busy to conclude"), "{verdict}");
+        assert!(!verdict.contains("Use "), "{verdict}");
+        return;
+    }
+    assert!(!verdict.contains("too busy"), "{verdict}");
+    for (clock, reference, used, kept) in [
+        (
+            "fastnow Instant::now",
+            "std Instant::now",
+            "Use fastnow::Instant",
+            "keep std::time::Instant: fastnow::Instant",
+        ),
+        (
+            "fastnow unix_nanos",
+            "std SystemTime::now",
+            "Use unix_nanos()",
+            "keep SystemTime",
+        ),
+    ] {
+        let (x, y) = (median(clock), median(reference));
+        if verdict.contains(used) {
+            assert!(
+                x * 1.05 < y,
+                "{clock} {x} against {reference} {y}: {verdict}"
+            );
+        }
+        if verdict.contains(kept) {
+            assert!(
+                x > y * 1.05,
+                "{clock} {x} against {reference} {y}: {verdict}"
+            );
+        }
+        assert!(
+            verdict.contains(used) || verdict.contains(kept) || verdict.contains("about as fast"),
+            "{verdict}"
+        );
+    }
+}
+
 #[test]
 fn html_page_is_self_contained_with_its_plots() {
     let (r, html) = quick_report();
@@ -425,6 +494,22 @@ fn compare_sets_two_reports_side_by_side_and_marks_changes() {
     let html = std::fs::read_to_string(&page).expect("comparison page written");
     assert!(html.contains("<tr class=\"slower\">"), "highlighted row");
     assert!(!html.contains("http://") && !html.contains("https://"));
+}
+
+/// Reports saved before the verdict recorded its steadiness and each
+/// cost's rounds still compare.
+#[test]
+fn compare_reads_reports_without_the_later_fields() {
+    let a = saved_report("older.json", |r| {
+        r.as_object_mut().unwrap().remove("steadiness");
+        for c in r["costs"].as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("rounds_ns");
+        }
+    });
+    let a = a.to_str().unwrap();
+    let o = fastnow(&["report", "--compare", a, a]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("COST"));
 }
 
 #[test]

@@ -2,10 +2,29 @@
 // fastnow chose on this machine and why, each clock's cost beside package
 // time (median of interleaved rounds, measured in this one process), the
 // strict cross-goroutine test, the wall tier's error, the coarse tier's
-// staleness, and the cost of the first reading in a fresh process (which
-// reads the OS clock while the counter's rate is measured: no wait).
+// staleness, the cost of the first reading in a fresh process (which reads
+// the OS clock while the counter's rate is measured: no wait), and a
+// verdict.
 //
 //	go run ./cmd/fastnow-report [-quick] [-json]
+//
+// The verdict is formed from the figures alone, by the rules of the Rust
+// report (crates/fastnow-cli/REPORT.md, "Verdict"). Each fastnow clock is
+// compared with the package time call it would replace (Now().Elapsed()
+// and MonotonicNanotime with time.Since, UnixNano and RecentUnixNano with
+// time.Now().UnixNano()) by the ratio of their medians, worded "2.1× faster
+// than", "1.7× slower than", or "about as fast as" within ±5 %. A clock
+// measured slower than package time's, or only about as fast, is not
+// recommended. A compared clock whose median round took more than 1.25×
+// its fastest (and over 1 ns longer) shows that other work slowed most of
+// its rounds: the costs are then measured again, up to three measurements
+// in all, and if they stay unsteady the verdict declines to conclude,
+// saying the machine was too busy, with each clock's median and the
+// min–max of its rounds. The Go report times no single calls, so the Rust
+// report's second check (costs against latency percentiles) is not made
+// here. With -json, each cost carries its rounds (rounds_ns), steadiness
+// records the measurements taken (attempts), whether the last was steady
+// and what was not (unsteady), and verdict is the sentence printed last.
 package main
 
 import (
@@ -38,6 +57,8 @@ type Cost struct {
 	MedianNs float64 `json:"median_ns"`
 	MinNs    float64 `json:"min_ns"`
 	MaxNs    float64 `json:"max_ns"`
+	// RoundsNs is each round's figure, in the order run.
+	RoundsNs []float64 `json:"rounds_ns"`
 }
 
 // Report is the -json output.
@@ -53,6 +74,9 @@ type Report struct {
 	WallErrorNs      map[string]float64 `json:"wall_error_ns"`
 	StalenessMs      map[string]float64 `json:"coarse_staleness_ms"`
 	FirstCallMs      map[string]float64 `json:"first_call_ms"`
+	// Steadiness says how steady the costs behind the verdict were.
+	Steadiness *Steadiness `json:"steadiness"`
+	Verdict    string      `json:"verdict"`
 }
 
 var sink int64
@@ -105,24 +129,23 @@ func main() {
 	)
 	r := Report{Source: fastnow.Source(), GOMAXPROCS: runtime.GOMAXPROCS(0), Ratios: map[string]float64{}}
 
-	samplesNs := make([][]float64, len(clocks))
-	for round := 0; round < rounds; round++ {
-		for i, c := range clocks {
-			read := c.read
-			res := testing.Benchmark(func(b *testing.B) {
-				for n := 0; n < b.N; n++ {
-					sink += read()
-				}
-			})
-			samplesNs[i] = append(samplesNs[i], float64(res.T.Nanoseconds())/float64(res.N))
+	// The verdict concludes only from steady figures: while they are
+	// unsteady (other work slowed most rounds of a compared clock), measure
+	// them again after a pause that lets a short burst of other work pass.
+	costs, steadiness := untilSteady(costRows(clocks, rounds), func() []Cost {
+		time.Sleep(remeasurePause)
+		return costRows(clocks, rounds)
+	}, func(c []Cost) []string {
+		t, err := timingsOf(c)
+		if err != nil {
+			return []string{err.Error()}
 		}
-	}
+		return t.unsteady()
+	})
+	r.Costs, r.Steadiness = costs, &steadiness
 	med := map[string]float64{}
-	for i, c := range clocks {
-		s := append([]float64(nil), samplesNs[i]...)
-		sort.Float64s(s)
-		r.Costs = append(r.Costs, Cost{c.Name, median(s), s[0], s[len(s)-1]})
-		med[c.Name] = median(s)
+	for _, c := range r.Costs {
+		med[c.Name] = c.MedianNs
 	}
 	ratio := func(name string, a, b string) {
 		if med[a] > 0 && med[b] > 0 {
@@ -200,6 +223,11 @@ func main() {
 		first = append(first, ns)
 	}
 	r.FirstCallMs = summary(first, 1e6)
+	if f, err := figuresOf(r); err != nil {
+		r.Verdict = "No verdict: " + err.Error() + "."
+	} else {
+		r.Verdict = verdict(f)
+	}
 
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -208,6 +236,30 @@ func main() {
 		return
 	}
 	print(r, rounds)
+}
+
+// costRows measures every clock's cost in interleaved rounds (each clock
+// once per round, so a slow spell of the machine spreads over all).
+func costRows(clocks []clock, rounds int) []Cost {
+	samplesNs := make([][]float64, len(clocks))
+	for round := 0; round < rounds; round++ {
+		for i, c := range clocks {
+			read := c.read
+			res := testing.Benchmark(func(b *testing.B) {
+				for n := 0; n < b.N; n++ {
+					sink += read()
+				}
+			})
+			samplesNs[i] = append(samplesNs[i], float64(res.T.Nanoseconds())/float64(res.N))
+		}
+	}
+	var costs []Cost
+	for i, c := range clocks {
+		s := append([]float64(nil), samplesNs[i]...)
+		sort.Float64s(s)
+		costs = append(costs, Cost{c.Name, median(s), s[0], s[len(s)-1], samplesNs[i]})
+	}
+	return costs
 }
 
 func median(sorted []float64) float64 {
@@ -263,4 +315,5 @@ func print(r Report, rounds int) {
 	fmt.Printf("UnixNano − time.Now: median %.0f ns, p99 %.0f ns, max %.0f ns\n", r.WallErrorNs["median"], r.WallErrorNs["p99"], r.WallErrorNs["max"])
 	fmt.Printf("RecentNanotime age, upkeep 1 ms: median %.3f ms, p99 %.3f ms, max %.3f ms\n", r.StalenessMs["median"], r.StalenessMs["p99"], r.StalenessMs["max"])
 	fmt.Printf("First Nanotime() in a fresh process (detection included, no calibration wait): median %.3f ms, max %.3f ms\n", r.FirstCallMs["median"], r.FirstCallMs["max"])
+	fmt.Printf("\nVerdict: %s\n", r.Verdict)
 }
