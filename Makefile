@@ -15,9 +15,20 @@ AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
 	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
 
-.PHONY: test test-rust test-aarch64 test-go test-faults test-platforms report figures figures-go bench fmt
+.PHONY: test test-rust test-aarch64 test-go lint test-faults test-platforms report figures figures-go bench fmt
 
-test: test-rust test-aarch64 test-go
+test: lint test-rust test-aarch64 test-go
+
+# The lint gate: formatting, clippy and rustdoc with warnings denied, gofmt
+# and staticcheck (fetched from the Go module proxy at a pinned version, as
+# benchstat is below).
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy -q --workspace --all-targets --all-features -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p fastnow --all-features --no-deps
+	@out=$$(cd go && gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	cd go && $(GO) run $(STATICCHECK) ./...
 
 # The library builds with its declared rust-version (1.80); its tests need
 # newer toolchains (proptest needs 1.88).
@@ -120,10 +131,10 @@ BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # BenchmarkColdCall idles a second before each call it times, so it runs
 # 9 rounds once, in a third (about 50 s).
 figures-go:
-	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 . | tee /dev/stderr > ../target/figures-go.txt
-	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ReaderUpdate|ReadTail' -benchtime 200x -count 6 . \
+	mkdir -p target && cd go && $(GO) test -run '^$$' -bench . -count 6 ./fastnow | tee /dev/stderr > ../target/figures-go.txt
+	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ReaderUpdate|ReadTail' -benchtime 200x -count 6 ./fastnow \
 		| tee /dev/stderr > ../target/figures-go-updates.txt
-	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ColdCall' -benchtime 9x -count 1 . \
+	cd go && FASTNOW_UPDATE_COSTS=1 $(GO) test -run '^$$' -bench 'ColdCall' -benchtime 9x -count 1 ./fastnow \
 		| tee /dev/stderr > ../target/figures-go-cold.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go.txt
 	cd go && $(GO) run $(BENCHSTAT) ../target/figures-go-updates.txt

@@ -1,31 +1,8 @@
-//! Stamps shared between threads: [`AtomicInstant`] and [`AtomicUnixTime`].
-//!
-//! The "last seen" time of a cache entry, a connection or a rate-limit
-//! bucket is read and moved forward by many threads at once. Both types are
-//! a single `AtomicU64` of nanoseconds — lock-free on every target fastnow
-//! supports, the size of the plain value — with the operations of std's
-//! atomics (each taking an [`Ordering`]) plus [`fetch_max`] and a
-//! `*_if_newer` convenience that does the common thing: move the stamp
-//! forward, never back, and say whether it moved.
-//!
-//! ```
-//! # #[cfg(not(target_os = "wasi"))] { // (no threads there)
-//! use fastnow::{AtomicInstant, Instant};
-//! use std::sync::atomic::Ordering;
-//!
-//! let last_seen = AtomicInstant::new(Instant::now());
-//! std::thread::scope(|s| {
-//!     for _ in 0..4 {
-//!         s.spawn(|| { last_seen.store_if_newer(Instant::now()); });
-//!     }
-//! });
-//! assert!(last_seen.load(Ordering::Relaxed) <= Instant::now());
-//! # }
-//! ```
-//!
-//! [`fetch_max`]: AtomicInstant::fetch_max
+//! Stamps shared between threads: [`AtomicInstant`] and [`AtomicUnixTime`],
+//! one `AtomicU64` of nanoseconds each.
 
-use crate::{Instant, UnixTime};
+use crate::precise::Instant;
+use crate::wall::UnixTime;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -151,7 +128,31 @@ macro_rules! atomic_stamp {
 atomic_stamp!(
     /// An [`Instant`] that threads share: load, store, compare-and-exchange,
     /// and move forward with [`fetch_max`](Self::fetch_max) or
-    /// [`store_if_newer`](Self::store_if_newer). See the [module docs](self).
+    /// [`store_if_newer`](Self::store_if_newer).
+    ///
+    /// The "last seen" time of a cache entry, a connection or a rate-limit
+    /// bucket is read and moved forward by many threads at once. This type
+    /// and [`AtomicUnixTime`] are a single `AtomicU64` of nanoseconds —
+    /// lock-free on every target fastnow supports, the size of the plain
+    /// value — with the operations of std's atomics (each taking an
+    /// [`Ordering`]) plus `fetch_max` and a `*_if_newer` convenience that
+    /// does the common thing: move the stamp forward, never back, and say
+    /// whether it moved.
+    ///
+    /// ```
+    /// # #[cfg(not(target_os = "wasi"))] { // (no threads there)
+    /// use fastnow::{AtomicInstant, Instant};
+    /// use std::sync::atomic::Ordering;
+    ///
+    /// let last_seen = AtomicInstant::new(Instant::now());
+    /// std::thread::scope(|s| {
+    ///     for _ in 0..4 {
+    ///         s.spawn(|| { last_seen.store_if_newer(Instant::now()); });
+    ///     }
+    /// });
+    /// assert!(last_seen.load(Ordering::Relaxed) <= Instant::now());
+    /// # }
+    /// ```
     AtomicInstant,
     Instant,
     as_nanos,

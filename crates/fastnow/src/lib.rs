@@ -46,22 +46,26 @@
 //! there, so the conversion is one non-decreasing function of the counter
 //! for every thread and an `elapsed()` never steps back. The update runs
 //! up to twice a second (where the kernel's clocksource is followed) on the
-//! reader that finds it due — a few hundred nanoseconds timed on its own;
-//! on a shared VM, for the read in a hot loop that meets it a second after
-//! it last ran, 2.5–5 µs (a rate sample: one to three times a cold std
-//! `Instant::now()` + `SystemTime::now()` there) or 13–50 µs (a clocksource
-//! check, one system call) — or on the coarse tier's
-//! upkeep thread while that runs, and readers then only load: programs that
-//! cannot have one read take that long run it. See
+//! reader that finds it due — a rate sample, or a re-check of the kernel's
+//! clocksource (one system call), whose costs `BENCHMARKS.md` gives, warm
+//! and as a read in a hot loop meets them a second after they last ran — or
+//! on the coarse tier's upkeep thread while that runs, and readers then
+//! only load: programs that cannot have one read take that long run it. See
 //! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
 //! measurement after a suspend or a migration.
 //!
 //! # Async-signal safety and fork
 //! Every reading, including the first of the process, may be made in a
 //! signal handler: no read path waits on a lock, allocates, or reads the
-//! environment through more than `getenv`. A process forked at any moment
-//! (even while another thread was updating the state) keeps a working clock.
-//! The module docs of each tier list the exceptions.
+//! environment through more than `getenv`. That covers every method of the
+//! three instant types, [`unix_nanos`], [`UnixTime::now`], [`system_time`]
+//! and [`refresh`], and [`recent`] and [`recent_unix_nanos`] except for
+//! their very first call in a process (or in a forked child whose parent
+//! ran upkeep), which may start the upkeep thread. The controls are not
+//! async-signal-safe: [`clock_info`], [`recalibrate`], [`resync_wall`],
+//! [`set_wall_resync_interval`], [`start_upkeep`] and [`stop_upkeep`]. A
+//! process forked at any moment (even while another thread was updating
+//! the state) keeps a working clock.
 //!
 //! # Features
 //! - `std` (default): the coarse tier's upkeep thread, `SystemTime`
@@ -70,6 +74,8 @@
 //!   kernel's clocksource through `libc`), with everything else unchanged.
 //! - `mock`: `fastnow::mock::MockClock`, a manual clock for tests (needs `std`).
 //! - `tracing`: timers for `tracing-subscriber` from the wall tier (needs `std`).
+//! - `test-hooks`: not part of the API; for this workspace's own tests and
+//!   benches.
 //!
 //! Interop features give [`UnixTime`] the traits and conversions of other
 //! crates' time types. Each conversion is exact to the nanosecond both ways;
@@ -110,49 +116,50 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-mod arch;
 mod atomic;
-mod calibrate;
+mod cache;
 mod coarse;
-mod detect;
+mod info;
 mod interop;
-mod latch;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub mod mock;
-mod os;
 mod precise;
-mod rfc3339;
-mod scale;
+mod source;
 mod timekeeper;
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub mod tracing;
+#[cfg(feature = "std")]
+mod upkeep;
 mod wall;
 
 pub use atomic::{AtomicInstant, AtomicUnixTime};
-pub use coarse::{recent, recent_unix_nanos, refresh, DEFAULT_RESOLUTION};
-#[cfg(feature = "std")]
-pub use coarse::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
-pub use detect::{Clocksource, EnvOverride, Fallback, FreqOrigin, MonotonicMode, Source};
+pub use cache::{refresh, DEFAULT_RESOLUTION};
+pub use coarse::{recent, recent_unix_nanos};
+pub use info::{clock_info, recalibrate, ClockInfo};
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use interop::serde;
-pub use interop::OutOfRange;
-pub use precise::{Instant, MonotonicInstant, OrderedInstant};
-pub use scale::{Line, LINE_SHIFT};
-pub use timekeeper::{clock_info, recalibrate, ClockInfo};
+pub use precise::{Instant, MonotonicInstant, MonotonicMode, OrderedInstant};
+pub use source::arch::FreqOrigin;
+pub use source::detect::{Clocksource, EnvOverride, Fallback, Source};
+#[cfg(feature = "std")]
+pub use upkeep::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
 #[cfg(feature = "std")]
 pub use wall::system_time;
-pub use wall::{resync_wall, set_wall_resync_interval, unix_nanos, UnixTime, DEFAULT_RESYNC};
+pub use wall::{
+    resync_wall, set_wall_resync_interval, unix_nanos, OutOfRange, UnixTime, DEFAULT_RESYNC,
+};
 
 // The README's examples are doc tests too (they need these features).
 #[cfg(all(doctest, feature = "serde", feature = "jiff", feature = "mock"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-/// Test hooks, for this crate's own tests of fork and signal safety. Not part
-/// of the API.
+/// Test hooks, for this workspace's tests and benches (the `test-hooks`
+/// feature). Not part of the API.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod __test {
     /// Runs `f` while this thread holds the timekeeper's writers' lock (as

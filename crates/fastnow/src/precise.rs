@@ -1,39 +1,25 @@
-//! The precise tier: [`Instant`], [`MonotonicInstant`], [`OrderedInstant`].
+//! The precise tier: [`Instant`], [`MonotonicInstant`], [`OrderedInstant`],
+//! and `MonotonicInstant`'s choice of strategy.
 //!
 //! All three hold nanoseconds on one process-wide timeline, converted from
-//! the counter *at the read*: a consistent load of the state's four
-//! fast-path words (`timekeeper`), the counter, a range check, one multiply
-//! and an add. Converting at the read, rather than storing raw ticks and
-//! converting intervals later, is what keeps `elapsed()` exact across rate
-//! changes: the timeline is one non-decreasing function of the counter,
-//! pieced together at take-over points as the rate is re-measured (see
-//! `timekeeper`), so an instant taken an hour ago keeps its place whatever
-//! NTP does to the rate afterwards. They differ only in how the counter is
-//! read, which decides what they guarantee:
-//!
-//! | type | read | guarantee |
-//! |---|---|---|
-//! | [`Instant`] | bare counter (`RDTSC`, `MRS CNTVCT_EL0`) | never goes backwards on one thread; between threads, readings may be out of order by the CPU's speculation window (up to a few µs) |
-//! | [`MonotonicInstant`] | a bare reading raised to a shared high-water mark, or an ordered read once that mark is contended | if reading B happens after reading A (any threads), B ≥ A |
-//! | [`OrderedInstant`] | `RDTSCP` (or `LFENCE; RDTSC`), `ISB; MRS` with a dependent load | taken after every load that precedes it in program order, so it is not earlier than an Acquire load before it |
-//!
-//! On the OS source all three read `CLOCK_MONOTONIC` (through the same
-//! timeline), which already gives the strongest of these guarantees.
-//!
-//! **Async-signal safety.** Every reading and every method of the three
-//! types may be called from a signal handler, including the first reading of
-//! the process: no read path waits on a lock or allocates (see
-//! `timekeeper`, "Pieces and take-over points").
+//! the counter *at the read* (`timekeeper::read`). Converting at the read,
+//! rather than storing raw ticks and converting intervals later, is what
+//! keeps `elapsed()` exact across rate changes: the timeline is one
+//! non-decreasing function of the counter, pieced together at take-over
+//! points as the rate is re-measured, so an instant taken an hour ago keeps
+//! its place whatever NTP does to the rate afterwards. The three differ
+//! only in how the counter is read, which decides what they guarantee (see
+//! each type); on the OS source all three read `CLOCK_MONOTONIC`, which
+//! already gives the strongest of these guarantees.
 
-use crate::arch;
-use crate::detect::MonotonicMode;
-use crate::scale::Line;
-use crate::timekeeper::{
-    self, word, Clocks, Converted, Due, State, Timekeeper, Updated, MODE_COUNTER, MODE_NONE, TK,
-};
+use crate::source::arch;
+use crate::timekeeper::read::counter_chosen;
+use crate::timekeeper::TK;
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub, SubAssign};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+#[cfg(any(test, feature = "test-hooks"))]
+use core::sync::atomic::AtomicBool;
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use core::time::Duration;
 
 /// Nanoseconds now, from a bare counter read.
@@ -54,160 +40,6 @@ pub(crate) fn read_nanos_ordered() -> u64 {
         return t;
     }
     TK.read_nanos(true)
-}
-
-impl<C: Clocks> Timekeeper<C> {
-    /// A reading, from a bare or an ordered counter read.
-    #[inline(always)]
-    pub(crate) fn read_nanos(&self, ordered: bool) -> u64 {
-        let (takeover, span, line) = self.fast_words();
-        if span != 0 {
-            let t = if ordered {
-                self.clocks.counter_ordered()
-            } else {
-                self.clocks.counter()
-            };
-            if t.wrapping_sub(takeover) < span {
-                return line.at(t);
-            }
-        }
-        self.read_slow()
-    }
-
-    /// The fast path's words: where the current piece starts, how far the
-    /// fast path may go (0 unless the counter is the source), and the line.
-    /// Loading them before the counter read lets the loads overlap it.
-    #[inline(always)]
-    fn fast_words(&self) -> (u64, u64, Line) {
-        self.state.read(|w| {
-            (
-                w[word::TAKEOVER].load(Ordering::Relaxed),
-                w[word::SPAN].load(Ordering::Relaxed),
-                Line {
-                    offset: w[word::OFFSET].load(Ordering::Relaxed),
-                    slope: w[word::SLOPE].load(Ordering::Relaxed),
-                },
-            )
-        })
-    }
-
-    /// Everything off the fast path: a counter value below the piece (read
-    /// just before a new state took over) or past its trigger, the OS
-    /// clock, the first reading of the process, a source switch. Never
-    /// waits for another thread (see `timekeeper`).
-    ///
-    /// The counter is read again, ordered, after the state: the fast path's
-    /// value may be older than a state published since, and only values
-    /// read after a state was published are sure to lie in the range its
-    /// `prev` line covers.
-    #[cold]
-    #[inline(never)]
-    fn read_slow(&self) -> u64 {
-        // The OS clock's own read: where it is the source for good (no
-        // usable counter, or the kernel dropped it) every reading comes
-        // here, and should cost what `CLOCK_MONOTONIC` costs. It loads the
-        // four words an OS state needs (mode, trigger, end, offset), not all
-        // thirteen (copying every word made a reading 1.45-1.54x std's), and
-        // leaves everything else (a due update, the end) to the loop below.
-        let os = self.state.read(|w| {
-            let load = |i: usize| w[i].load(Ordering::Relaxed);
-            (load(word::MODE) == timekeeper::MODE_OS).then(|| {
-                let state = State {
-                    mode: timekeeper::MODE_OS,
-                    trigger: load(word::TRIGGER),
-                    end: load(word::END),
-                    os_offset: load(word::OS_OFFSET),
-                    ..State::default()
-                };
-                (state, self.clocks.mono())
-            })
-        });
-        if let Some((state, mono)) = os {
-            if let Converted::Nanos { nanos, due: false } = state.convert(mono) {
-                return nanos;
-            }
-        }
-        loop {
-            // OS-clock readings are taken inside the latch read: none is
-            // taken after a newer state was published (see `timekeeper`).
-            let (words, mono) = self.state.read(|w| {
-                let mode = w[word::MODE].load(Ordering::Relaxed);
-                let words: [u64; word::COUNT] =
-                    core::array::from_fn(|i| w[i].load(Ordering::Relaxed));
-                let mono = (mode != MODE_COUNTER).then(|| self.clocks.mono());
-                (words, mono)
-            });
-            let state = State::from_words(&words);
-            let reading = match (state.mode, mono) {
-                (MODE_NONE, _) => {
-                    if self.ensure_published() {
-                        continue;
-                    }
-                    // Another thread is publishing the first state; until it
-                    // lands, act on the one every thread agrees on.
-                    let mono = self.clocks.mono();
-                    let first = self.before_first(mono);
-                    if !self.state.is_published() {
-                        return match first.convert(mono) {
-                            Converted::Nanos { nanos, .. } => nanos,
-                            Converted::PastEnd => self.slowed_reading(&first, mono),
-                        };
-                    }
-                    continue;
-                }
-                (MODE_COUNTER, _) => self.clocks.counter_ordered(),
-                (_, Some(m)) => m,
-                (_, None) => unreachable!("OS modes read the OS clock"),
-            };
-            match state.convert(reading) {
-                Converted::Nanos { nanos, due } => {
-                    if due {
-                        self.update_from_reader(Due::Trigger(reading));
-                    }
-                    return nanos;
-                }
-                Converted::PastEnd => match self.update_from_reader(Due::PastEnd(reading)) {
-                    // The state this thread just published covers the
-                    // reading (its piece takes over at or below it and ends
-                    // past a sample taken after it): no second counter read,
-                    // which could be past that piece's end too, and so on
-                    // without end were pieces ever that short.
-                    Updated::Published(new) if new.mode == state.mode => {
-                        if let Converted::Nanos { nanos, .. } = new.convert(reading) {
-                            return nanos;
-                        }
-                        continue;
-                    }
-                    // A switch of source (the reading is in the old
-                    // source's units; at most twice in a process), or
-                    // another thread's newer state: read again with it.
-                    Updated::Published(_) | Updated::Current => continue,
-                    Updated::Busy if self.newer_soon(&words) => continue,
-                    Updated::Busy => return self.slowed_reading(&state, reading),
-                },
-            }
-        }
-    }
-
-    /// A reading past `state`'s end, while another thread writes: the
-    /// lower bound of what the next state gives (see `timekeeper`), counted.
-    #[cold]
-    fn slowed_reading(&self, state: &State, reading: u64) -> u64 {
-        self.slowed.fetch_add(1, Ordering::Relaxed);
-        state.lower_bound(reading)
-    }
-
-    /// Waits a few microseconds for another thread's update to land;
-    /// whether it did.
-    fn newer_soon(&self, seen: &[u64; word::COUNT]) -> bool {
-        for _ in 0..256 {
-            core::hint::spin_loop();
-            if self.state.snapshot() != *seen {
-                return true;
-            }
-        }
-        false
-    }
 }
 
 /// `Duration::from_nanos`, without its division for intervals under a
@@ -239,8 +71,9 @@ fn duration_nanos(d: Duration) -> Option<u64> {
 // counter read's own latency, so the mark costs almost nothing over
 // `Instant::now()` while `RDTSCP`/`LFENCE` double it; on Intel cores the
 // compare-and-swap waits for the microcoded `RDTSC` and adds more than an
-// ordered read does (BENCHMARKS.md has both). And once several cores use the
-// mark, its cache line bounces and each call costs a cross-core transfer.
+// ordered read does (BENCHMARKS.md, "Two CPUs", has both). And once several
+// cores use the mark, its cache line bounces and each call costs a
+// cross-core transfer.
 //
 // So the first MonotonicInstant reading times both on this core (3 × 32
 // calls of each, a few microseconds) and starts on the cheaper one; from the
@@ -257,10 +90,27 @@ fn duration_nanos(d: Duration) -> Option<u64> {
 // A returned, and reads a later counter value (the kernel has verified that
 // the counters of all cores agree, the condition for choosing the counter);
 // and the timeline is one non-decreasing function of the counter value
-// (`timekeeper`), so B >= A.
+// (`timekeeper::state`), so B >= A.
 // Switching back would need every reader in flight to have finished, which
 // a preemptible thread cannot promise, so there is no way back.
 // ---------------------------------------------------------------------------
+
+/// Which strategy [`MonotonicInstant`](crate::MonotonicInstant) uses now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MonotonicMode {
+    /// A plain reading raised to a shared high-water mark (one atomic
+    /// compare-and-swap). Chosen at its first reading where it is the cheaper
+    /// strategy (cores whose compare-and-swap overlaps the counter read, such
+    /// as AMD Zen).
+    HighWater,
+    /// An ordered counter read (or the OS clock); no shared writes, so it
+    /// scales to any number of threads. Chosen at its first reading where it
+    /// is the cheaper strategy (Intel cores), and for good once the
+    /// high-water mark is seen contended.
+    Ordered,
+    /// No `MonotonicInstant` has been read yet; the first reading times both.
+    Undecided,
+}
 
 const UNDECIDED: u8 = 0;
 const HIGH_WATER: u8 = 1;
@@ -271,7 +121,18 @@ const SWITCH_AFTER: u32 = 256;
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 /// Cleared by test harnesses that must exercise the high-water strategy
 /// under contention; read only on the contended (cold) path.
+#[cfg(any(test, feature = "test-hooks"))]
 static SWITCH_ALLOWED: AtomicBool = AtomicBool::new(true);
+
+/// Whether `MonotonicInstant` may leave the high-water mark: always, but
+/// for a test harness that holds it there.
+#[inline]
+fn switch_allowed() -> bool {
+    #[cfg(any(test, feature = "test-hooks"))]
+    return SWITCH_ALLOWED.load(Ordering::Relaxed);
+    #[cfg(not(any(test, feature = "test-hooks")))]
+    true
+}
 
 /// The shared mark and its contention count on a cache line of their own.
 #[repr(align(128))]
@@ -291,8 +152,8 @@ static MARK: Mark = Mark {
 #[cold]
 #[inline(never)]
 fn choose_strategy() -> bool {
-    let hold = !SWITCH_ALLOWED.load(Ordering::Relaxed);
-    let Some(counter) = timekeeper::counter_chosen() else {
+    let hold = !switch_allowed();
+    let Some(counter) = counter_chosen() else {
         return false;
     };
     let chosen = if !counter {
@@ -307,14 +168,15 @@ fn choose_strategy() -> bool {
     true
 }
 
-/// `timekeeper::counter_chosen`, waiting out another thread's detection:
-/// for the test harness's controls only, never a read path.
+/// `timekeeper::read::counter_chosen`, waiting out another thread's
+/// detection: for the test harness's controls only, never a read path.
+#[cfg(any(test, feature = "test-hooks"))]
 fn counter_chosen_waiting() -> bool {
     loop {
-        if let Some(chosen) = timekeeper::counter_chosen() {
+        if let Some(chosen) = counter_chosen() {
             return chosen;
         }
-        crate::os::yield_now();
+        crate::source::os::yield_now();
     }
 }
 
@@ -398,9 +260,7 @@ fn read_nanos_monotonic() -> u64 {
 #[cold]
 #[inline(never)]
 fn raise_contended(nanos: u64) -> u64 {
-    if MARK.lost.fetch_add(1, Ordering::Relaxed) + 1 >= SWITCH_AFTER
-        && SWITCH_ALLOWED.load(Ordering::Relaxed)
-    {
+    if MARK.lost.fetch_add(1, Ordering::Relaxed) + 1 >= SWITCH_AFTER && switch_allowed() {
         MODE.store(ORDERED, Ordering::Relaxed);
     }
     MARK.nanos.fetch_max(nanos, Ordering::Relaxed).max(nanos)
@@ -558,7 +418,8 @@ instant_type!(
     /// A reading of the bare architectural counter: the cheapest clock there is.
     ///
     /// Same API as [`std::time::Instant`](https://doc.rust-lang.org/std/time/struct.Instant.html),
-    /// at about 11 ns instead of 29 on current x86 (see `BENCHMARKS.md`).
+    /// at about the cost of the bare counter read, well under std's (see
+    /// `BENCHMARKS.md`).
     ///
     /// **Guarantee:** never goes backwards on one thread. Between threads
     /// the CPU may execute the counter read before earlier loads complete,
@@ -597,10 +458,11 @@ instant_type!(
     /// Cost: the cheaper, on this core, of two strategies, chosen when the
     /// clock is first read. A counter read plus a compare-and-swap on a
     /// shared word costs about what [`Instant::now`] does on AMD Zen; an
-    /// ordered counter read, 1.6–2× [`Instant::now`], is cheaper on Intel
-    /// cores. The shared word stops being cheap once several cores write it,
-    /// so on contention `MonotonicInstant` switches for good to ordered
-    /// reads, which share nothing and cost the same on any number of cores.
+    /// ordered counter read, dearer than [`Instant::now`], is cheaper on
+    /// Intel cores (see `BENCHMARKS.md`). The shared word stops being cheap
+    /// once several cores write it, so on contention `MonotonicInstant`
+    /// switches for good to ordered reads, which share nothing and cost the
+    /// same on any number of cores.
     /// [`ClockInfo::monotonic_mode`] tells which strategy is in use;
     /// [`use_ordered_reads`](Self::use_ordered_reads) switches early.
     ///
@@ -663,7 +525,9 @@ impl MonotonicInstant {
     /// (slow, still strictly monotonic), so both strategies can be verified
     /// on any core; `false` lets it switch again. Holding must happen before
     /// any other thread reads a `MonotonicInstant` (going back from ordered
-    /// reads is safe only with no reader in flight). Not part of the API.
+    /// reads is safe only with no reader in flight). Not part of the API:
+    /// the `test-hooks` feature's, for this workspace's tests and benches.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn __hold_high_water(hold: bool) {
         SWITCH_ALLOWED.store(!hold, Ordering::Relaxed);

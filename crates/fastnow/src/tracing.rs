@@ -25,19 +25,19 @@ pub struct RecentWallTime;
 
 impl FormatTime for WallTime {
     fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
-        write_rfc3339(w, crate::unix_nanos())
+        write_rfc3339(w, crate::wall::unix_nanos())
     }
 }
 
 impl FormatTime for RecentWallTime {
     fn format_time(&self, w: &mut Writer<'_>) -> fmt::Result {
-        write_rfc3339(w, crate::recent_unix_nanos())
+        write_rfc3339(w, crate::coarse::recent_unix_nanos())
     }
 }
 
 /// Writes Unix nanoseconds as `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
 pub fn write_rfc3339(w: &mut impl fmt::Write, unix_nanos: u64) -> fmt::Result {
-    crate::rfc3339::write(w, unix_nanos, 6)
+    crate::interop::rfc3339::write(w, unix_nanos, 6)
 }
 
 #[cfg(test)]

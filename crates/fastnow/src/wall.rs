@@ -1,54 +1,55 @@
 //! The wall tier: Unix time without a system call, that stays true.
 //!
-//! [`unix_nanos`] converts the counter with the wall clock's *line*: the
-//! line through the last sample of (counter, `CLOCK_REALTIME`), with the
-//! slope of the most recent rate measurement (see `timekeeper`). One
-//! consistent load of three words, the counter, a compare, a multiply and an
-//! add. Packages that compute "wall time at start + monotonic time since"
-//! drift away from the system clock forever after an NTP step, a manual
-//! `date -s`, or a suspend. fastnow re-anchors the line every *resync
-//! interval* (default 1 s, see [`set_wall_resync_interval`]): at each
-//! anchor the line goes through `CLOCK_REALTIME` exactly, and between
-//! anchors it advances at the rate `CLOCK_MONOTONIC` had over the last
-//! second, which is the rate NTP gives `CLOCK_REALTIME` too. So slews and
-//! frequency corrections are followed within about two seconds, and the
-//! error at any read is at most the rate change since the last measurement
-//! times the time since the anchor (500 ppm × 1 s = 500 µs right after a
-//! 500 ppm correction; well under a microsecond otherwise). Steps are
-//! followed at the next anchor — within one interval, or within a few
-//! milliseconds while the upkeep thread runs, which the kernel wakes when
-//! the clock is set.
-//!
-//! **Going backwards.** Like `SystemTime`, `unix_nanos()` is not monotonic:
-//! when the system clock is stepped back it follows, and each re-anchoring
-//! may correct the extrapolation by the error of one interval. Use the
-//! precise tier to measure intervals, and the wall tier to say *when*.
-//!
-//! **Range.** Unix nanoseconds in a `u64` cover 1970 to 2554: a system clock
-//! set before 1970 reads as 0 and one set after 2554 as `u64::MAX`. Near
-//! either end (within 2^41 ns, 36 minutes), on the OS source, and during a
-//! process's first millisecond, the wall tier reads `CLOCK_REALTIME`
-//! instead of extrapolating, with the same saturation.
-//!
-//! **Async-signal safety.** [`unix_nanos`], [`UnixTime::now`] and
-//! [`system_time`] may be called from a signal handler.
+//! [`unix_nanos`] converts the counter with the wall clock's *line*, which
+//! the timekeeper publishes in its state and re-anchors to `CLOCK_REALTIME`
+//! every resync interval; what it guarantees is on [`unix_nanos`] and in
+//! spec/SEMANTICS.md ("Wall tier"). The interval is stored and clamped by
+//! the timekeeper, whose constants hold its default, floor and maximum;
+//! [`DEFAULT_RESYNC`] and [`set_wall_resync_interval`] publish them.
 
-use crate::scale::Line;
-use crate::timekeeper::{word, Clocks, Due, Timekeeper, MODE_COUNTER, MODE_NONE, MODE_OS, TK};
-use core::sync::atomic::Ordering;
+use crate::timekeeper::{DEFAULT_WALL_INTERVAL_NS, TK};
+use core::fmt;
 use core::time::Duration;
 
-pub use crate::timekeeper::{resync_wall, set_wall_resync_interval};
-
-/// Default resync interval.
-pub const DEFAULT_RESYNC: Duration = Duration::from_secs(1);
+/// The default wall resync interval (see [`set_wall_resync_interval`]).
+pub const DEFAULT_RESYNC: Duration = Duration::from_nanos(DEFAULT_WALL_INTERVAL_NS);
 
 /// Nanoseconds since the Unix epoch (1970-01-01 00:00:00 UTC), from the
-/// counter and a line re-anchored to `CLOCK_REALTIME` (see the module docs).
+/// counter and a line re-anchored to `CLOCK_REALTIME`.
 ///
 /// About the cost of [`Instant::now`](crate::Instant::now) (see
-/// `BENCHMARKS.md`), versus a vDSO call for `SystemTime::now()`. Returns 0
-/// for times before 1970 and `u64::MAX` after 2554.
+/// `BENCHMARKS.md`), versus a vDSO call for `SystemTime::now()`: one
+/// consistent load of three words, the counter, a compare, a multiply and
+/// an add. The line goes through the last sample of (counter,
+/// `CLOCK_REALTIME`), with the slope of the most recent rate measurement.
+/// Packages that compute "wall time at start + monotonic time since" drift
+/// away from the system clock forever after an NTP step, a manual
+/// `date -s`, or a suspend. fastnow re-anchors the line every *resync
+/// interval* (default 1 s, see [`set_wall_resync_interval`]): at each
+/// anchor the line goes through `CLOCK_REALTIME` exactly, and between
+/// anchors it advances at the rate `CLOCK_MONOTONIC` had over the last
+/// second, which is the rate NTP gives `CLOCK_REALTIME` too. So slews and
+/// frequency corrections are followed within about two seconds, and the
+/// error at any read is at most the rate change since the last measurement
+/// times the time since the anchor (500 ppm × 1 s = 500 µs right after a
+/// 500 ppm correction; well under a microsecond otherwise). Steps are
+/// followed at the next anchor — within one interval, or within a few
+/// milliseconds while the upkeep thread runs, which the kernel wakes when
+/// the clock is set.
+///
+/// **Going backwards.** Like `SystemTime`, `unix_nanos()` is not monotonic:
+/// when the system clock is stepped back it follows, and each re-anchoring
+/// may correct the extrapolation by the error of one interval. Use the
+/// precise tier to measure intervals, and the wall tier to say *when*.
+///
+/// **Range.** Unix nanoseconds in a `u64` cover 1970 to 2554: a system clock
+/// set before 1970 reads as 0 and one set after 2554 as `u64::MAX`. Near
+/// either end (within 2^41 ns, 36 minutes), on the OS source, and during a
+/// process's first millisecond, the wall tier reads `CLOCK_REALTIME`
+/// instead of extrapolating, with the same saturation.
+///
+/// **Async-signal safety.** `unix_nanos`, [`UnixTime::now`] and
+/// [`system_time`] may be called from a signal handler.
 ///
 /// ```
 /// let ns = fastnow::unix_nanos();
@@ -65,62 +66,25 @@ pub fn unix_nanos() -> u64 {
     TK.unix_nanos()
 }
 
-impl<C: Clocks> Timekeeper<C> {
-    /// See [`unix_nanos`].
-    #[inline(always)]
-    pub(crate) fn unix_nanos(&self) -> u64 {
-        // The deadline is 0 whenever the line must not be used (not
-        // published, OS source, near the ends of the range), so it also
-        // stands for the source check, before any counter read.
-        let (line, deadline) = self.state.read(|w| {
-            (
-                Line {
-                    offset: w[word::WALL_OFFSET].load(Ordering::Relaxed),
-                    slope: w[word::WALL_SLOPE].load(Ordering::Relaxed),
-                },
-                w[word::WALL_DEADLINE].load(Ordering::Relaxed),
-            )
-        });
-        if deadline == 0 {
-            return self.unix_nanos_slow(None);
-        }
-        let t = self.clocks.counter();
-        if t >= deadline {
-            return self.unix_nanos_slow(Some(t));
-        }
-        line.at(t)
-    }
+/// Re-anchors the wall tier to `CLOCK_REALTIME` now, e.g. right after the
+/// program itself set the system clock. Not async-signal-safe.
+pub fn resync_wall() {
+    TK.force_update();
+}
 
-    /// Past the deadline (resync, or use the line while another thread
-    /// does), or no line to use.
-    #[cold]
-    #[inline(never)]
-    fn unix_nanos_slow(&self, ticks: Option<u64>) -> u64 {
-        let state = self.state();
-        if state.mode == MODE_NONE {
-            self.ensure_published();
-        }
-        if state.mode == MODE_OS && state.trigger != u64::MAX {
-            // The warm-up: a program that only reads the wall tier must end
-            // it too, or it would read CLOCK_REALTIME for good.
-            let mono = self.clocks.mono();
-            if mono >= state.trigger {
-                self.update_from_reader(Due::Trigger(mono));
-            }
-        }
-        if let (Some(t), MODE_COUNTER) = (ticks, state.mode) {
-            if state.wall_deadline != 0 && t >= state.wall_deadline {
-                self.update_from_reader(Due::Wall(t));
-            }
-            // The freshest line: the one just published, or, while another
-            // thread publishes one, the old (still about as good).
-            let fresh = self.state();
-            if fresh.wall_deadline != 0 {
-                return fresh.wall.at(t);
-            }
-        }
-        self.clocks.real()
-    }
+/// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s).
+///
+/// Intervals below 1 ms, zero included, are raised to 1 ms, and intervals
+/// over 2^40 ns (18 minutes) lowered to 2^40 ns. The wall line is
+/// re-anchored at a state update, and readers update the state at most
+/// about once a millisecond whatever the interval, so that reading the
+/// precise clocks stays a load. Shorter intervals follow clock steps sooner; each
+/// re-anchoring is a state update on the reader that does it (see
+/// `BENCHMARKS.md`), or nothing on readers while the upkeep thread runs
+/// (which also follows steps within milliseconds by itself; see
+/// [`start_upkeep`](crate::start_upkeep)). Not async-signal-safe.
+pub fn set_wall_resync_interval(interval: Duration) {
+    TK.set_wall_interval(u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX));
 }
 
 /// A point in Unix time, in nanoseconds since 1970-01-01 00:00:00 UTC.
@@ -138,6 +102,8 @@ impl<C: Clocks> Timekeeper<C> {
 /// assert_eq!(UnixTime::from_nanos(1_500_000_000).as_secs(), 1);
 /// assert!(t.checked_add(Duration::MAX).is_none());
 /// ```
+// Its `Display` and `Debug` (RFC 3339 text) are in `interop::rfc3339`, and
+// `UnixTime::recent` is the coarse tier's, so that this file imports neither.
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixTime {
     nanos: u64,
@@ -153,15 +119,6 @@ impl UnixTime {
     pub fn now() -> UnixTime {
         UnixTime {
             nanos: unix_nanos(),
-        }
-    }
-
-    /// The cached time of the coarse tier ([`recent_unix_nanos`](crate::recent_unix_nanos)).
-    #[inline]
-    #[must_use]
-    pub fn recent() -> UnixTime {
-        UnixTime {
-            nanos: crate::coarse::recent_unix_nanos(),
         }
     }
 
@@ -227,26 +184,7 @@ impl From<UnixTime> for std::time::SystemTime {
     }
 }
 
-/// RFC 3339 in UTC with nanoseconds, e.g. `2026-11-23T13:45:07.123456789Z`.
-///
-/// ```
-/// let t = fastnow::UnixTime::from_nanos(1_795_441_069_732_833_442);
-/// assert_eq!(t.to_string(), "2026-11-23T13:37:49.732833442Z");
-/// assert_eq!(format!("{t:?}"), "UnixTime(2026-11-23T13:37:49.732833442Z)");
-/// ```
-impl core::fmt::Display for UnixTime {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        crate::rfc3339::write(f, self.nanos, 9)
-    }
-}
-
-impl core::fmt::Debug for UnixTime {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "UnixTime({self})")
-    }
-}
-
-/// Fails with [`OutOfRange`](crate::OutOfRange) for times before the epoch
+/// Fails with [`OutOfRange`] for times before the epoch
 /// or after 2554-07-21T23:34:33.709551615Z, like every conversion into
 /// `UnixTime`.
 ///
@@ -262,12 +200,12 @@ impl core::fmt::Debug for UnixTime {
 /// ```
 #[cfg(feature = "std")]
 impl TryFrom<std::time::SystemTime> for UnixTime {
-    type Error = crate::OutOfRange;
+    type Error = OutOfRange;
     fn try_from(t: std::time::SystemTime) -> Result<UnixTime, Self::Error> {
         let d = t
             .duration_since(std::time::UNIX_EPOCH)
-            .map_err(|_| crate::OutOfRange::BEFORE_EPOCH)?;
-        let nanos = u64::try_from(d.as_nanos()).map_err(|_| crate::OutOfRange::AFTER_MAX)?;
+            .map_err(|_| OutOfRange::BEFORE_EPOCH)?;
+        let nanos = u64::try_from(d.as_nanos()).map_err(|_| OutOfRange::AFTER_MAX)?;
         Ok(UnixTime { nanos })
     }
 }
@@ -278,3 +216,77 @@ impl TryFrom<std::time::SystemTime> for UnixTime {
 pub fn system_time() -> std::time::SystemTime {
     UnixTime::now().into()
 }
+
+/// A time that [`UnixTime`] cannot hold: before the Unix epoch
+/// (1970-01-01T00:00:00Z) or after 2554-07-21T23:34:33.709551615Z (the
+/// largest u64 of nanoseconds).
+///
+/// The error of every fallible conversion into [`UnixTime`] from another
+/// crate's time type, and of reading RFC 3339 text out of that range.
+///
+/// ```
+/// # #[cfg(feature = "jiff")] {
+/// use fastnow::UnixTime;
+///
+/// let moon_landing: jiff::Timestamp = "1969-07-20T20:17:40Z".parse().unwrap();
+/// let err = UnixTime::try_from(moon_landing).unwrap_err();
+/// assert!(err.is_before_epoch());
+/// assert!(err.to_string().starts_with("time before 1970-01-01T00:00:00Z"));
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OutOfRange {
+    after: bool,
+}
+
+impl OutOfRange {
+    pub(crate) const BEFORE_EPOCH: OutOfRange = OutOfRange { after: false };
+    pub(crate) const AFTER_MAX: OutOfRange = OutOfRange { after: true };
+
+    /// The time was before 1970-01-01T00:00:00Z.
+    ///
+    /// ```
+    /// # #[cfg(feature = "chrono")] {
+    /// let before = chrono::DateTime::UNIX_EPOCH - chrono::TimeDelta::nanoseconds(1);
+    /// let err = fastnow::UnixTime::try_from(before).unwrap_err();
+    /// assert!(err.is_before_epoch() && !err.is_after_max());
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn is_before_epoch(&self) -> bool {
+        !self.after
+    }
+
+    /// The time was after 2554-07-21T23:34:33.709551615Z.
+    ///
+    /// ```
+    /// # #[cfg(feature = "prost")] {
+    /// let after = prost_types::Timestamp { seconds: 18_446_744_074, nanos: 0 };
+    /// let err = fastnow::UnixTime::try_from(after).unwrap_err();
+    /// assert!(err.is_after_max() && !err.is_before_epoch());
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn is_after_max(&self) -> bool {
+        self.after
+    }
+}
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let which = if self.after {
+            "after 2554-07-21T23:34:33.709551615Z"
+        } else {
+            "before 1970-01-01T00:00:00Z"
+        };
+        write!(
+            f,
+            "time {which}: fastnow::UnixTime holds u64 nanoseconds since the Unix epoch, \
+             1970-01-01T00:00:00Z to 2554-07-21T23:34:33.709551615Z; keep times outside \
+             that range in a signed type (e.g. jiff::Timestamp, or i128 nanoseconds)"
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for OutOfRange {}

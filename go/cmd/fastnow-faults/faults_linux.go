@@ -15,7 +15,7 @@ import (
 	"time"
 	"unsafe"
 
-	fastnow "github.com/fastnow/fastnow/go"
+	"github.com/fastnow/fastnow/go/fastnow"
 )
 
 const (
@@ -298,7 +298,7 @@ func demotion(other string, limit time.Duration) (demotionOutcome, error) {
 	for time.Since(switched) < limit {
 		_ = fastnow.Nanotime()
 		_ = fastnow.UnixNano()
-		if fastnow.Source().Source == "os" {
+		if fastnow.Source().Source == fastnow.SourceOS {
 			o.noticedAfter = time.Since(switched)
 			break
 		}
@@ -478,7 +478,7 @@ func run(upkeep, quick bool) int {
 		fmt.Printf("the kernel's discipline at start: frequency %+.3f ppm, tick %d (put back at the end)\n",
 			float64(d.freq)/ppmUnit, d.tick)
 	}
-	if info.Source != "counter" {
+	if info.Source != fastnow.SourceCounter {
 		fmt.Println("SKIPPED: fastnow does not use the counter here, so nothing to fault")
 		return 0
 	}

@@ -186,7 +186,7 @@ func figuresOf(r Report) (figures, error) {
 		Attempts: attempts,
 		Counter:  r.Source.Counter,
 		FreqHz:   r.Source.FreqHz,
-		Fallback: r.Source.Fallback,
+		Fallback: r.Source.FallbackReason(),
 		Strict: strictFigures{
 			Conclusive: r.StrictControl != "" && r.StrictViolations[r.StrictControl] > 0,
 			Nanotime:   r.StrictViolations["fastnow.Nanotime"],

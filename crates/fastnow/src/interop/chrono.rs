@@ -1,7 +1,7 @@
 //! `UnixTime` and `chrono::DateTime` (feature `chrono`).
 
-use super::{from_secs_nanos, OutOfRange};
-use crate::UnixTime;
+use crate::interop::from_secs_nanos;
+use crate::wall::{OutOfRange, UnixTime};
 use chrono::{DateTime, TimeZone, Utc};
 
 /// The same instant, exactly (a `DateTime` holds every `UnixTime`).

@@ -1,7 +1,7 @@
 //! `UnixTime` and `jiff::Timestamp` (feature `jiff`).
 
-use super::{nanos_from_i128, OutOfRange};
-use crate::UnixTime;
+use crate::interop::nanos_from_i128;
+use crate::wall::{OutOfRange, UnixTime};
 
 /// The same instant, exactly (a `Timestamp` holds every `UnixTime`).
 ///

@@ -1,7 +1,7 @@
 //! `UnixTime` and `prost_types::Timestamp` (feature `prost`).
 
-use super::{from_secs_nanos, OutOfRange};
-use crate::UnixTime;
+use crate::interop::from_secs_nanos;
+use crate::wall::{OutOfRange, UnixTime};
 use prost_types::Timestamp;
 
 /// The same instant as a normalised protobuf `Timestamp` (`nanos` in

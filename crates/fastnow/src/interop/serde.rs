@@ -32,7 +32,7 @@
 //! [`OutOfRange`]: crate::OutOfRange
 
 use crate::interop::nanos_from_i128;
-use crate::UnixTime;
+use crate::wall::UnixTime;
 use core::fmt;
 use serde_core::de::{self, Deserializer, Visitor};
 use serde_core::{Deserialize, Serialize, Serializer};
@@ -128,7 +128,7 @@ impl Visitor<'_> for NanosVisitor {
 /// ```
 pub mod rfc3339 {
     use super::*;
-    use crate::rfc3339 as text;
+    use crate::interop::rfc3339 as text;
 
     /// Serializes `time` as RFC 3339 text in UTC with nine fraction digits.
     ///

@@ -1,8 +1,8 @@
 //! `UnixTime` and the `time` crate's `OffsetDateTime` and `UtcDateTime`
 //! (feature `time`).
 
-use super::{nanos_from_i128, OutOfRange};
-use crate::UnixTime;
+use crate::interop::nanos_from_i128;
+use crate::wall::{OutOfRange, UnixTime};
 use time::{OffsetDateTime, UtcDateTime};
 
 /// The same instant at offset UTC, exactly (an `OffsetDateTime` holds every

@@ -14,9 +14,12 @@
 //! - the counter is dropped when the kernel demotes it, without a step back.
 
 use super::*;
-use crate::arch::Probe;
-use crate::detect::MonotonicMode;
-use crate::detect::{Clocksource, KernelVerdict};
+use crate::precise::MonotonicMode;
+use crate::source::arch::Probe;
+use crate::source::detect::{Clocksource, EnvOverride, KernelVerdict, Source};
+use crate::timekeeper::latch::Taken;
+use crate::timekeeper::state::{seven_eighths, Converted, MODE_COUNTER};
+use crate::timekeeper::writer::Writer;
 use std::prelude::v1::*;
 use std::sync::{mpsc, Mutex};
 

@@ -1,0 +1,289 @@
+//! The operating system: its clocks (the portable fallback, and the
+//! reference every calibration is measured against) and the few other
+//! services fastnow needs.
+//!
+//! On Unix this is `clock_gettime(CLOCK_MONOTONIC)`: through the vDSO on
+//! Linux (no system call), strictly monotonic across threads by the
+//! kernel's own guarantee, and disciplined by NTP, so a counter calibrated against it
+//! follows the same rate as every other timestamp on the machine.
+//!
+//! Everything here on Unix is async-signal-safe (POSIX lists
+//! `clock_gettime`, `open`, `read`, `close`, `getpid`; glibc's `getenv` takes
+//! no lock and allocates nothing), because detection and calibration may run
+//! inside a signal handler whose thread was interrupted anywhere.
+
+/// Nanoseconds of the monotonic clock std's `Instant` reads:
+/// `CLOCK_MONOTONIC`, or on Apple platforms `CLOCK_UPTIME_RAW` (which, like
+/// `mach_absolute_time`, does not count sleep; Apple's `CLOCK_MONOTONIC`
+/// does).
+#[cfg(unix)]
+#[inline]
+pub(crate) fn monotonic_nanos() -> u64 {
+    #[cfg(target_vendor = "apple")]
+    let clock = libc::CLOCK_UPTIME_RAW;
+    #[cfg(not(target_vendor = "apple"))]
+    let clock = libc::CLOCK_MONOTONIC;
+    clock_nanos(clock)
+}
+
+/// Nanoseconds since the Unix epoch from `CLOCK_REALTIME`: 0 for a clock set
+/// before 1970, `u64::MAX` for one set after 2554 (the range of a `u64` of
+/// nanoseconds), never a wrapped value.
+#[cfg(unix)]
+#[inline]
+pub(crate) fn realtime_nanos() -> u64 {
+    clock_nanos(libc::CLOCK_REALTIME)
+}
+
+#[cfg(unix)]
+#[inline]
+#[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some targets
+fn clock_nanos(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; both clocks exist on every
+    // Unix fastnow supports, so the call cannot fail (POSIX: EINVAL only for
+    // an unknown clock, EFAULT only for a bad pointer).
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    saturating_nanos(ts.tv_sec as i64, ts.tv_nsec as u32)
+}
+
+/// `secs` seconds and `nanos` nanoseconds since the epoch, clamped to the
+/// range of a `u64` of nanoseconds.
+#[cfg(unix)]
+pub(crate) const fn saturating_nanos(secs: i64, nanos: u32) -> u64 {
+    if secs < 0 {
+        return 0;
+    }
+    match (secs as u64).checked_mul(1_000_000_000) {
+        Some(ns) => ns.saturating_add(nanos as u64),
+        None => u64::MAX,
+    }
+}
+
+/// The platform's clocks where fastnow has no Unix call for them: std's
+/// (Windows: `QueryPerformanceCounter` and `GetSystemTimePreciseAsFileTime`;
+/// WASI: `clock_time_get`), or in a browser `performance.now()` and
+/// `Date.now()`, where std's panic.
+#[cfg(not(unix))]
+mod platform {
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    pub(super) use web_time::{Instant, SystemTime, UNIX_EPOCH};
+
+    #[cfg(all(
+        feature = "std",
+        not(all(target_family = "wasm", target_os = "unknown"))
+    ))]
+    pub(super) use std::time::{Instant, SystemTime, UNIX_EPOCH};
+}
+
+#[cfg(all(not(unix), feature = "std"))]
+pub(crate) fn monotonic_nanos() -> u64 {
+    // The monotonic clock, counted from the first call in this process.
+    use std::sync::OnceLock;
+    static BASE: OnceLock<platform::Instant> = OnceLock::new();
+    let base = *BASE.get_or_init(platform::Instant::now);
+    u64::try_from(platform::Instant::now().duration_since(base).as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(all(not(unix), feature = "std"))]
+pub(crate) fn realtime_nanos() -> u64 {
+    match platform::SystemTime::now().duration_since(platform::UNIX_EPOCH) {
+        Ok(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+        Err(_) => 0,
+    }
+}
+
+#[cfg(all(not(unix), not(feature = "std")))]
+compile_error!(
+    "fastnow without the `std` feature needs a Unix target (it reads the OS clock through libc)"
+);
+
+/// This process's id, which the writers' lock records (see
+/// `timekeeper::latch`).
+///
+/// Cached: on a VM whose caches went cold (as they do between the state
+/// updates a second apart) a system call costs more than the whole update
+/// may cost a reader (BENCHMARKS.md, "Cold calls"). A child forked with
+/// libc's `fork()` gets the cache cleared by a `pthread_atfork` handler,
+/// registered with the first call, so its first use asks again.
+/// (Registration takes glibc's fork-handler lock: a first fastnow reading
+/// inside a signal handler that interrupted `fork()` itself would wait for
+/// it. Fork paths that bypass libc — a raw `clone` system call — run no
+/// handler and keep the parent's pid cached.)
+#[cfg(unix)]
+#[inline]
+pub(crate) fn pid() -> u32 {
+    match PID.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => fetch_pid(),
+        pid => pid,
+    }
+}
+
+#[cfg(unix)]
+static PID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+#[cfg(unix)]
+#[cold]
+fn fetch_pid() -> u32 {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static WATCHING: AtomicBool = AtomicBool::new(false);
+    extern "C" fn forked() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    if !WATCHING.swap(true, Ordering::AcqRel) {
+        // SAFETY: `forked` is a valid extern "C" fn for the life of the
+        // process; it only stores to an atomic, as a fork child handler may.
+        unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+    }
+    // SAFETY: getpid has no arguments and cannot fail.
+    let pid = unsafe { libc::getpid() } as u32;
+    PID.store(pid, Ordering::Relaxed);
+    pid
+}
+
+#[cfg(windows)]
+pub(crate) fn pid() -> u32 {
+    std::process::id()
+}
+
+/// Elsewhere (WASI, a browser) there is no fork, and no process id to ask
+/// for (std's `process::id` panics there): every lock holder is this process.
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn pid() -> u32 {
+    1
+}
+
+/// Lets another thread run (a writer we wait for). Not for read paths.
+pub(crate) fn yield_now() {
+    #[cfg(feature = "std")]
+    std::thread::yield_now();
+    #[cfg(not(feature = "std"))]
+    core::hint::spin_loop();
+}
+
+/// Calls `f` with the value of environment variable `name` (`None` when
+/// unset), without copying or allocating.
+#[cfg(unix)]
+pub(crate) fn with_env<R>(name: &core::ffi::CStr, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    // SAFETY: `name` is NUL-terminated. glibc and musl return a pointer into
+    // the environment block, valid until the environment is modified; it is
+    // used only inside this call. A program that calls setenv concurrently
+    // with reading the environment races with every getenv, fastnow's
+    // included: POSIX puts that on the program.
+    let value = unsafe { libc::getenv(name.as_ptr()) };
+    if value.is_null() {
+        return f(None);
+    }
+    // SAFETY: getenv returned a non-null pointer to a NUL-terminated string.
+    f(Some(unsafe { core::ffi::CStr::from_ptr(value) }.to_bytes()))
+}
+
+#[cfg(all(not(unix), feature = "std"))]
+pub(crate) fn with_env<R>(name: &core::ffi::CStr, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    let value = name.to_str().ok().and_then(std::env::var_os);
+    f(value.as_ref().map(|v| v.as_encoded_bytes()))
+}
+
+/// A small file read without allocating (sysfs attributes), into `buf`.
+#[cfg(unix)]
+pub(crate) mod file {
+    /// An open file, with the identity (device, inode) it had when opened.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct OpenFile {
+        fd: i32,
+        id: (u64, u64),
+    }
+
+    fn identity(fd: i32) -> Option<(u64, u64)> {
+        // SAFETY: a zeroed stat is valid output space; fstat only writes it.
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        // SAFETY: `st` is a valid, writable stat.
+        (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev as u64, st.st_ino as u64))
+    }
+
+    impl OpenFile {
+        /// Opens `path` read-only (close-on-exec); `None` if it cannot be opened.
+        pub(crate) fn open(path: &core::ffi::CStr) -> Option<OpenFile> {
+            // SAFETY: `path` is NUL-terminated; open has no other memory effects.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            match identity(fd) {
+                Some(id) => Some(OpenFile { fd, id }),
+                None => {
+                    // SAFETY: we just opened it.
+                    unsafe { libc::close(fd) };
+                    None
+                }
+            }
+        }
+
+        /// Reads from the start of the file into `buf`; the bytes read.
+        /// Whether they are this file's is for [`is_ours`](Self::is_ours)
+        /// to say, after the read.
+        pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Option<usize> {
+            // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
+            // reads do not block, so EINTR is not retried: a failure is a failure.)
+            let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            (n >= 0).then_some(n as usize)
+        }
+
+        /// Whether the descriptor still refers to the file that was opened
+        /// (same device and inode).
+        ///
+        /// A descriptor kept between reads may not: a program may close
+        /// descriptors it did not open (daemons close them all) and be given
+        /// the same number for a file of its own, a pid file say. Bytes read
+        /// through it then are that file's and must not be trusted. Asked
+        /// after a read, a yes means the read was of this file — short of
+        /// the other file being closed in between and this very file opened
+        /// again at that number, which only another reader of it could do.
+        /// (Asked before, the number could be reused between the check and
+        /// the read by any `open`.)
+        pub(crate) fn is_ours(&self) -> bool {
+            identity(self.fd) == Some(self.id)
+        }
+
+        /// The descriptor (tests that hand its number to another file).
+        #[cfg(test)]
+        pub(crate) fn fd(&self) -> i32 {
+            self.fd
+        }
+
+        /// Closes the file — if the descriptor still refers to it. A program
+        /// may close descriptors it did not open (daemons close them all), and
+        /// the number may since have been given to a file of its own, which
+        /// must not be closed under it.
+        pub(crate) fn close_if_ours(self) {
+            if self.is_ours() {
+                // SAFETY: the descriptor still refers to the file we opened.
+                unsafe { libc::close(self.fd) };
+            }
+        }
+    }
+
+    /// Reads a whole small file (once) into `buf`; the bytes read.
+    #[cfg_attr(not(target_arch = "riscv64"), allow(dead_code))]
+    pub(crate) fn read_once(path: &core::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
+        let f = OpenFile::open(path)?;
+        let n = f.read_at_start(buf).filter(|_| f.is_ours());
+        f.close_if_ours();
+        n
+    }
+
+    /// Closes a descriptor fastnow owns outright (no one else saw it): the
+    /// upkeep thread's timerfd and its stop request's eventfd.
+    // The upkeep thread needs std; its timerfd, Linux.
+    #[cfg_attr(
+        not(all(feature = "std", any(target_os = "linux", target_os = "android"))),
+        allow(dead_code)
+    )]
+    pub(crate) fn close(fd: i32) {
+        // SAFETY: `fd` was opened by fastnow and is closed once, by its owner.
+        unsafe { libc::close(fd) };
+    }
+}

@@ -1,0 +1,270 @@
+//! How the one state is published: a latch that readers never wait on, and
+//! the writers' lock.
+//!
+//! **The latch** keeps two copies of the state and a sequence number, as the
+//! Linux kernel does for its NMI-safe clock (`ktime_get_mono_fast_ns`). The
+//! writer moves readers to the second copy while it rewrites the first, then
+//! back. A reader picks the copy the sequence points at, reads it, and
+//! retries only if the sequence moved meanwhile — it never waits for the
+//! writer to finish. That matters because a reader may be a signal handler
+//! that interrupted the writer on its own thread: a plain sequence lock
+//! (readers spin while the sequence is odd) would spin there forever.
+//!
+//! **The writers' lock** serialises writers. Readers only ever *try* it, so
+//! none can block on it. It holds the pid of the process that took it rather
+//! than a flag: after `fork()` the child has a copy of memory but only the
+//! forking thread, so a lock taken by any other thread of the parent can
+//! never be released there; a pid other than the caller's own marks exactly
+//! that case, and the lock is taken over. Both survive a writer that
+//! vanished half-way (the child of a fork that copied a write in progress):
+//! the next write repairs the copies first, and the new owner is told the
+//! lock was taken over so it can distrust the writer's private bookkeeping.
+
+use crate::source::os;
+use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+#[repr(C, align(64))]
+struct Copy<const N: usize>([AtomicU64; N]);
+
+impl<const N: usize> Copy<N> {
+    const fn new() -> Copy<N> {
+        Copy([const { AtomicU64::new(0) }; N])
+    }
+
+    fn set(&self, words: &[u64; N]) {
+        for (slot, &w) in self.0.iter().zip(words) {
+            slot.store(w, Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self) -> [u64; N] {
+        core::array::from_fn(|i| self.0[i].load(Ordering::Relaxed))
+    }
+}
+
+/// `N` words published as a whole; see the module docs.
+pub(crate) struct Latch<const N: usize> {
+    seq: AtomicU64,
+    copies: [Copy<N>; 2],
+}
+
+impl<const N: usize> Latch<N> {
+    pub(crate) const fn new() -> Latch<N> {
+        Latch {
+            seq: AtomicU64::new(0),
+            copies: [Copy::new(), Copy::new()],
+        }
+    }
+
+    /// Runs `f` on a consistent copy: everything `f` loads (Relaxed) belongs
+    /// to one write. `f` may run more than once, so it must only load. It may
+    /// also read a clock: when the result comes back, no write was published
+    /// between the moment `f` started and the moment it returned, which the
+    /// OS-clock readers rely on (see `read`).
+    #[inline(always)]
+    pub(crate) fn read<R>(&self, f: impl Fn(&[AtomicU64; N]) -> R) -> R {
+        loop {
+            let seq = self.seq.load(Ordering::Acquire);
+            let r = f(&self.copies[(seq & 1) as usize].0);
+            // Keeps the loads in `f` from moving below the re-check.
+            fence(Ordering::Acquire);
+            if self.seq.load(Ordering::Relaxed) == seq {
+                return r;
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    /// All words of one write (zeros before the first).
+    pub(crate) fn snapshot(&self) -> [u64; N] {
+        self.read(|w| core::array::from_fn(|i| w[i].load(Ordering::Relaxed)))
+    }
+
+    /// The sequence number: twice the number of writes, plus one during one.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn sequence(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    /// Whether anything was ever published.
+    #[inline(always)]
+    pub(crate) fn is_published(&self) -> bool {
+        self.seq.load(Ordering::Acquire) != 0
+    }
+
+    /// Publishes `words`. The caller holds the writers' lock.
+    pub(crate) fn write(&self, words: &[u64; N]) {
+        let mut seq = self.seq.load(Ordering::Relaxed);
+        if seq & 1 == 1 {
+            // A writer vanished between its two steps (fork): readers are on
+            // copies[1], which was complete before the sequence went odd;
+            // copies[0] may be torn. Restore it and move readers back.
+            self.copies[0].set(&self.copies[1].get());
+            seq += 1;
+            self.seq.store(seq, Ordering::Release);
+        }
+        // Readers are on copies[0]. copies[1] holds an older state (or a
+        // vanished writer's torn copy): bring it up to date before readers
+        // move there. The fence orders this after the last sequence change,
+        // for readers still on copies[1] from an older odd sequence.
+        fence(Ordering::Release);
+        self.copies[1].set(&self.copies[0].get());
+        self.seq.store(seq + 1, Ordering::Release);
+        // A reader that sees any store below also sees the odd sequence.
+        fence(Ordering::Release);
+        self.copies[0].set(words);
+        self.seq.store(seq + 2, Ordering::Release);
+    }
+}
+
+/// What taking the writers' lock found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// It was free.
+    Free,
+    /// It was held by a thread of another process: this process is a child
+    /// forked while that thread wrote. Its private bookkeeping may be
+    /// half-updated.
+    FromParent,
+}
+
+/// The writers' lock; see the module docs.
+pub(crate) struct WriterLock(AtomicU32);
+
+impl WriterLock {
+    pub(crate) const fn new() -> WriterLock {
+        WriterLock(AtomicU32::new(0))
+    }
+
+    /// Takes the lock if it is free (or held by a parent process's thread);
+    /// never waits. Async-signal-safe.
+    pub(crate) fn try_lock(&self) -> Option<Taken> {
+        let me = os::pid();
+        match self
+            .0
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => Some(Taken::Free),
+            Err(owner) if owner != me => self
+                .0
+                .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
+                .map(|_| Taken::FromParent),
+            Err(_) => None,
+        }
+    }
+
+    /// Takes the lock, waiting for the holder. Not for read paths.
+    pub(crate) fn lock(&self) -> Taken {
+        loop {
+            if let Some(taken) = self.try_lock() {
+                return taken;
+            }
+            os::yield_now();
+        }
+    }
+
+    pub(crate) fn unlock(&self) {
+        self.0.store(0, Ordering::Release);
+    }
+
+    /// Marks the lock held by a thread of another process, as a child
+    /// forked while a thread of its parent held it sees it.
+    #[cfg(test)]
+    pub(crate) fn hold_in_another_process(&self) {
+        let other = os::pid().wrapping_add(1).max(1);
+        self.0.store(other, Ordering::Relaxed);
+    }
+
+    /// Whether a thread of this process holds it now.
+    #[cfg(test)]
+    pub(crate) fn is_held_here(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == os::pid()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::prelude::v1::*;
+
+    /// Readers racing a writer that publishes (k, !k, k) never see a mixed
+    /// copy and never see k go backwards. Bounded by time.
+    #[test]
+    #[cfg(not(target_os = "wasi"))] // no threads there
+    fn copies_are_never_torn_nor_stale() {
+        use core::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let latch = Arc::new(Latch::<3>::new());
+        latch.write(&[0, !0, 0]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (latch, stop) = (latch.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let (mut last, mut reads) = (0u64, 0u64);
+                    while !stop.load(Ordering::Relaxed) {
+                        let [k, not_k, k_again] = latch.snapshot();
+                        assert!(not_k == !k && k_again == k, "torn: {k} {not_k} {k_again}");
+                        let k2 = latch.read(|w| w[0].load(Ordering::Relaxed));
+                        assert!(k >= last && k2 >= k, "went back: {last} {k} {k2}");
+                        last = k2;
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        let mut k = 0;
+        while std::time::Instant::now() < deadline {
+            k += 1;
+            latch.write(&[k, !k, k]);
+        }
+        stop.store(true, Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+        assert!(k > 1000, "writer made only {k} writes");
+    }
+
+    /// A write interrupted between its steps (as a fork can copy it) leaves
+    /// readers on an intact copy, and the next write repairs the other.
+    #[test]
+    fn a_vanished_writer_is_repaired() {
+        let latch = Latch::<2>::new();
+        latch.write(&[1, 1]);
+        latch.write(&[2, 2]);
+        // Simulate a writer that moved readers to copies[1] and tore copies[0].
+        let seq = latch.seq.load(Ordering::Relaxed);
+        latch.copies[1].set(&latch.copies[0].get());
+        latch.seq.store(seq + 1, Ordering::Relaxed);
+        latch.copies[0].set(&[3, 99]);
+        assert_eq!(latch.snapshot(), [2, 2], "readers stay on the intact copy");
+        latch.write(&[4, 4]);
+        assert_eq!(latch.snapshot(), [4, 4]);
+        assert_eq!(latch.seq.load(Ordering::Relaxed) & 1, 0);
+        // And a writer that vanished while refreshing copies[1] (sequence
+        // even) left a torn copy that readers never see.
+        latch.copies[1].set(&[5, 77]);
+        assert_eq!(latch.snapshot(), [4, 4]);
+        latch.write(&[6, 6]);
+        assert_eq!(latch.snapshot(), [6, 6]);
+    }
+
+    #[test]
+    fn lock_is_exclusive_and_taken_over_from_another_process() {
+        let lock = WriterLock::new();
+        assert_eq!(lock.try_lock(), Some(Taken::Free));
+        assert!(lock.is_held_here());
+        assert_eq!(lock.try_lock(), None, "held by this process");
+        lock.unlock();
+        // A pid that is not ours: what a child sees after fork.
+        lock.0
+            .store(os::pid().wrapping_add(1).max(1), Ordering::Relaxed);
+        assert_eq!(lock.try_lock(), Some(Taken::FromParent));
+        lock.unlock();
+        assert_eq!(lock.lock(), Taken::Free);
+        lock.unlock();
+    }
+}

@@ -1,0 +1,7 @@
+//go:build amd64 && !linux
+
+package fastnow
+
+// tscDisabledByPrctl: only Linux can make RDTSC fault per process
+// (arch_linux_amd64.go).
+func tscDisabledByPrctl() bool { return false }

@@ -1,0 +1,200 @@
+package fastnow
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is what code that wants testable time takes instead of calling the
+// package functions directly; System reads the real clocks and ManualClock
+// moves only when told.
+type Clock interface {
+	Now() Instant
+	Since(Instant) time.Duration
+	UnixNano() int64
+}
+
+type systemClock struct{}
+
+// System is the Clock of the package functions.
+var System Clock = systemClock{}
+
+func (systemClock) Now() Instant                  { return Now() }
+func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
+func (systemClock) UnixNano() int64               { return UnixNano() }
+func (systemClock) String() string                { return "fastnow.System" }
+
+// ManualClock is a Clock for tests: its time moves only by Advance and Set.
+// Safe for concurrent use.
+type ManualClock struct {
+	mu   sync.Mutex
+	mono int64
+	unix int64
+}
+
+// NewManualClock returns a clock whose Unix time is start and whose
+// monotonic time starts at one second. A start outside the years
+// 1678-2262 (the int64 range of Unix nanoseconds) is taken as the nearer
+// end of that range.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{mono: int64(time.Second), unix: unixNanoSat(start)}
+}
+
+// Advance moves both the monotonic and the Unix time forward by d. Each
+// stops at its largest value (math.MaxInt64 nanoseconds) rather than
+// wrapping: the clock never steps back, however far it is advanced. A
+// negative d panics (the monotonic time never goes back; Set steps the
+// Unix time).
+func (c *ManualClock) Advance(d time.Duration) {
+	if d < 0 {
+		panic("fastnow: ManualClock.Advance with a negative duration")
+	}
+	c.mu.Lock()
+	c.mono = addSat(c.mono, int64(d))
+	c.unix = addSat(c.unix, int64(d))
+	c.mu.Unlock()
+}
+
+// Set steps the Unix time (as if the system clock were set); the monotonic
+// time is unchanged. A t outside the int64 range of Unix nanoseconds is
+// taken as the nearer end of that range, never a wrapped value.
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.unix = unixNanoSat(t)
+	c.mu.Unlock()
+}
+
+// The times whose Unix nanoseconds are the ends of the int64 range.
+var minUnixTime, maxUnixTime = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+// unixNanoSat is t.UnixNano(), saturated to the int64 range (time.Time's
+// own is undefined outside it, and wraps).
+func unixNanoSat(t time.Time) int64 {
+	switch {
+	case t.Before(minUnixTime):
+		return math.MinInt64
+	case t.After(maxUnixTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// Now returns the clock's monotonic time as an Instant.
+func (c *ManualClock) Now() Instant { return Instant{c.nanotime()} }
+
+func (c *ManualClock) nanotime() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
+
+// Since returns the clock's time since i (saturated, as Instant.Sub).
+func (c *ManualClock) Since(i Instant) time.Duration { return c.Now().Sub(i) }
+
+// UnixNano returns the clock's Unix time.
+func (c *ManualClock) UnixNano() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unix
+}
+
+// String shows both of the clock's times: the monotonic one as a duration
+// (as Instant.String does) and the Unix time in RFC 3339, UTC.
+func (c *ManualClock) String() string {
+	c.mu.Lock()
+	mono, unix := c.mono, c.unix
+	c.mu.Unlock()
+	return fmt.Sprintf("ManualClock(monotonic %v, Unix %s)", time.Duration(mono), time.Unix(0, unix).UTC().Format(time.RFC3339Nano))
+}
+
+// Pointing the package-level functions at a ManualClock, for tests of code
+// that calls fastnow.Now or fastnow.UnixNano directly instead of taking a
+// Clock.
+//
+// How it stays off the read path: the package-level functions load
+// proc.view, the pointer they load anyway (the published state), and
+// UseClock replaces it with mockView, whose zero span and wall deadline
+// fail the fast paths' existing checks; only their slow paths look for the
+// mock. MonotonicNanotime's strategy word gains a bit (monoMocked) that no
+// case of its switch matches. The coarse tier's cache is emptied, so its
+// one-load fast paths find the "unset" 0 and ask their slow path. The real
+// clocks' state (the published state, the calibration, the upkeep, the
+// high-water mark) is never written by a mock: the writer keeps
+// publishing to proc.state while a mock is in use, and internal readers
+// (the mark, the cache's refreshes) read proc.state.
+//
+// The tiers' slow paths (read.go, precise.go, coarse.go) look at mocked,
+// defined here above them: UseClock takes over the package functions
+// themselves, so the functions must be the ones to look.
+
+// mocked is the ManualClock in use, or nil.
+var mocked atomic.Pointer[ManualClock]
+
+// mockView is proc.view while a mock is in use.
+var mockView = state{mode: modeOS, trigger: never, end: never}
+
+// mockTurn serialises UseClock: one mock at a time in the process.
+var mockTurn = make(chan struct{}, 1)
+
+// UseClock points every package-level clock at c until the returned
+// function is called: Nanotime, Now, MonotonicNanotime, MonotonicNow,
+// OrderedNanotime, OrderedNow, Instant.Elapsed, UnixNano, WallTime,
+// RecentNanotime, Recent, RecentUnixNano and Refresh read c, and move only
+// when c is advanced or set. In a test:
+//
+//	clock := fastnow.NewManualClock(time.Unix(1_700_000_000, 0))
+//	t.Cleanup(fastnow.UseClock(clock))
+//
+// It applies to every goroutine of the process, including the ones the
+// code under test starts. Uses are serialised: UseClock waits until the
+// previous clock's restore function has been called, so tests that each
+// use a clock, run in parallel, never see each other's time (and a
+// goroutine that calls UseClock twice without restoring in between waits
+// for ever). While a clock is in use, tests in the same process that
+// use none see it too: keep tests that need real time out of parallel
+// runs with those that use a clock, or give them a clock of their own.
+//
+// A mock never changes the real clocks: calibration and upkeep go on
+// meanwhile, Refresh leaves the coarse tier's cache alone (it is refilled
+// from the real clocks afterwards), and the readings after restore are
+// real readings as if no mock had been used. Instants taken from a mock
+// and from the real clocks are on different timelines; do not compare
+// them. Source, Supported and Recalibrate keep describing the real clocks.
+//
+// The returned function may be called more than once; only the first call
+// restores. Reads cost nothing extra while no clock is in use (the fast
+// paths make the same checks as without this feature); while one is, each
+// reading takes c's lock.
+func UseClock(c *ManualClock) (restore func()) {
+	if c == nil {
+		panic("fastnow: UseClock(nil)")
+	}
+	mockTurn <- struct{}{}
+	proc.mu.Lock()
+	mocked.Store(c)
+	proc.view.Store(&mockView)
+	proc.mu.Unlock()
+	setMonoMocked(true)
+	// A refresh that looked for a mock before it was set may still store
+	// real values: wait until none is left (a refresh takes microseconds),
+	// so that the cache stays empty from here on.
+	for refreshing.Load() != 0 {
+		runtime.Gosched()
+	}
+	emptyRecent()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			setMonoMocked(false)
+			proc.mu.Lock()
+			mocked.Store(nil)
+			proc.view.Store(proc.state.Load())
+			proc.mu.Unlock()
+			<-mockTurn
+		})
+	}
+}

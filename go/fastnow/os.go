@@ -1,0 +1,64 @@
+package fastnow
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// The OS clocks, through package time: the reference every calibration is
+// measured against, and the source wherever the counter is not used.
+
+// procStart anchors the monotonic readings: time.Since(procStart) is
+// CLOCK_MONOTONIC (through the vDSO on Linux) in nanoseconds since the
+// package loaded, and what the precise clocks read on the OS source.
+var procStart = time.Now()
+
+// osClockName names the clock the precise tier reads on the OS source,
+// for Info: the one package time's monotonic readings come from, except on
+// Windows (os_windows.go).
+var osClockName = func() string {
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		return "mach_absolute_time"
+	case "windows":
+		return "QueryPerformanceCounter"
+	case "js":
+		return "performance.now"
+	case "wasip1":
+		return "the WASI monotonic clock"
+	}
+	return "CLOCK_MONOTONIC"
+}()
+
+// maxUnixNano is the latest Unix time in nanoseconds that an int64 holds;
+// readings of the system clock are clamped to it.
+const maxUnixNano = math.MaxInt64
+
+// realReference, when set, replaces time.Now as the wall tier's reference
+// (tests inject clock steps and the ends of the range with it, never
+// touching the machine's clock).
+var realReference atomic.Pointer[func() time.Time]
+
+// realNow is CLOCK_REALTIME in Unix nanoseconds, clamped to [0, MaxInt64]:
+// 0 for a clock set before 1970, MaxInt64 for one set after 2262, never a
+// wrapped or negative value.
+func realNow() uint64 {
+	if f := realReference.Load(); f != nil {
+		return unixClamped((*f)())
+	}
+	return systemRealNow()
+}
+
+// unixClamped is t in Unix nanoseconds, clamped to [0, MaxInt64].
+func unixClamped(t time.Time) uint64 {
+	sec, nsec := t.Unix(), int64(t.Nanosecond())
+	switch {
+	case sec < 0:
+		return 0
+	case sec > (maxUnixNano-nsec)/1_000_000_000:
+		return maxUnixNano
+	}
+	return uint64(sec*1_000_000_000 + nsec)
+}

@@ -1,5 +1,0 @@
-//go:build amd64 && !linux
-
-package fastnow
-
-func tscDisabledByPrctl() bool { return false }
