@@ -543,6 +543,22 @@ mod tests {
         }
     }
 
+    /// The verdict on steady figures (and that they are steady).
+    fn steady_verdict(timings: Timings) -> String {
+        let f = figures(timings);
+        assert!(
+            f.timings.unsteady().is_empty(),
+            "{:?}",
+            f.timings.unsteady()
+        );
+        verdict(&f)
+    }
+
+    #[track_caller]
+    fn says(verdict: &str, part: &str) {
+        assert!(verdict.contains(part), "{part:?} not in: {verdict}");
+    }
+
     fn figures(timings: Timings) -> Figures {
         Figures {
             timings,
@@ -577,34 +593,19 @@ mod tests {
 
     #[test]
     fn clean_run_where_fastnow_wins_names_each_clock_by_its_ratio() {
-        let f = figures(clean());
-        assert!(
-            f.timings.unsteady().is_empty(),
-            "{:?}",
-            f.timings.unsteady()
+        let v = steady_verdict(clean());
+        says(&v, "Use fastnow::Instant to time work within a thread: 2.5× faster than std::time::Instant (11.6 ns against 29.4 ns a call)");
+        says(&v, "Use MonotonicInstant when stamps from several threads must never go backwards: 2.5× faster than std::time::Instant");
+        says(
+            &v,
+            "0 violations in the strict test, against 147 for Instant and 0 for std::time::Instant",
         );
-        let v = verdict(&f);
-        assert!(
-            v.contains("Use fastnow::Instant to time work within a thread: 2.5× faster than std::time::Instant (11.6 ns against 29.4 ns a call)"),
-            "{v}"
+        says(
+            &v,
+            "Use unix_nanos() or UnixTime for timestamps: 2.5× faster than SystemTime",
         );
-        assert!(
-            v.contains("Use MonotonicInstant when stamps from several threads must never go backwards: 2.5× faster than std::time::Instant"),
-            "{v}"
-        );
-        assert!(
-            v.contains("0 violations in the strict test, against 147 for Instant and 0 for std::time::Instant"),
-            "{v}"
-        );
-        assert!(
-            v.contains("Use unix_nanos() or UnixTime for timestamps: 2.5× faster than SystemTime"),
-            "{v}"
-        );
-        assert!(
-            v.contains("49× faster than std::time::Instant (0.60 ns"),
-            "{v}"
-        );
-        assert!(v.contains("p99 age 1.12 ms with upkeep every 1 ms"), "{v}");
+        says(&v, "49× faster than std::time::Instant (0.60 ns");
+        says(&v, "p99 age 1.12 ms with upkeep every 1 ms");
         assert!(!v.contains("too busy"), "{v}");
         assert!(!v.contains("measured twice"), "{v}");
     }
@@ -638,22 +639,16 @@ mod tests {
             "{why:?}"
         );
         let v = verdict(&f);
-        assert!(
-            v.contains("The machine was too busy to conclude which clock to use. Measured 3 times, the figures still disagree: fastnow::Instant's rounds disagree, its median round 3.3× its fastest (25.8 ns against 7.9 ns); "),
-            "{v}"
+        says(&v, "The machine was too busy to conclude which clock to use. Measured 3 times, the figures still disagree: fastnow::Instant's rounds disagree, its median round 3.3× its fastest (25.8 ns against 7.9 ns); ");
+        says(
+            &v,
+            "fastnow::Instant 25.8 ns (rounds 7.9–285.0, latency p50 8.5 ns)",
         );
-        assert!(
-            v.contains("fastnow::Instant 25.8 ns (rounds 7.9–285.0, latency p50 8.5 ns)"),
-            "{v}"
+        says(
+            &v,
+            "std::time::Instant 15.5 ns (rounds 15.1–31.0, latency p50 15.4 ns)",
         );
-        assert!(
-            v.contains("std::time::Instant 15.5 ns (rounds 15.1–31.0, latency p50 15.4 ns)"),
-            "{v}"
-        );
-        assert!(
-            v.contains("Run the report again when the machine is idle"),
-            "{v}"
-        );
+        says(&v, "Run the report again when the machine is idle");
         // No recommendation and no comparison worded as a finding.
         assert!(!v.contains("Use "), "{v}");
         assert!(!v.contains("0.6x"), "{v}");
@@ -713,11 +708,11 @@ mod tests {
         let mut f = figures(clean());
         f.attempts = 2;
         let v = verdict(&f);
-        assert!(
-            v.contains("(Costs measured twice: the earlier ones were unsteady.)"),
-            "{v}"
+        says(
+            &v,
+            "(Costs measured twice: the earlier ones were unsteady.)",
         );
-        assert!(v.contains("Use fastnow::Instant"), "{v}");
+        says(&v, "Use fastnow::Instant");
     }
 
     /// Steady rounds in which fastnow's precise clocks cost more than std's
@@ -733,21 +728,9 @@ mod tests {
 
     #[test]
     fn fastnow_slower_than_std_is_said_and_std_recommended() {
-        let f = figures(loses());
-        assert!(
-            f.timings.unsteady().is_empty(),
-            "{:?}",
-            f.timings.unsteady()
-        );
-        let v = verdict(&f);
-        assert!(
-            v.contains("To time work within a thread, keep std::time::Instant: fastnow::Instant measured 1.3× slower than it here (38.7 ns against 29.4 ns a call)"),
-            "{v}"
-        );
-        assert!(
-            v.contains("For stamps from several threads, keep std::time::Instant: MonotonicInstant measured 1.7× slower than it here"),
-            "{v}"
-        );
+        let v = steady_verdict(loses());
+        says(&v, "To time work within a thread, keep std::time::Instant: fastnow::Instant measured 1.3× slower than it here (38.7 ns against 29.4 ns a call)");
+        says(&v, "For stamps from several threads, keep std::time::Instant: MonotonicInstant measured 1.7× slower than it here");
         assert!(
             v.contains(
                 "For timestamps, keep SystemTime: unix_nanos() measured 1.3× slower than it here"
@@ -769,22 +752,16 @@ mod tests {
         let mut f = figures(loses());
         f.strict.std_instant = Some(12);
         let v = verdict(&f);
-        assert!(
-            v.contains("Use MonotonicInstant when stamps from several threads must never go backwards, though it is 1.7× slower than std::time::Instant here"),
-            "{v}"
-        );
-        assert!(
-            v.contains("std::time::Instant went backwards 12 times in the strict test"),
-            "{v}"
+        says(&v, "Use MonotonicInstant when stamps from several threads must never go backwards, though it is 1.7× slower than std::time::Instant here");
+        says(
+            &v,
+            "std::time::Instant went backwards 12 times in the strict test",
         );
         // A test that could not fail shows nothing about std.
         f.strict.conclusive = false;
         let v = verdict(&f);
         assert!(!v.contains("Use MonotonicInstant"), "{v}");
-        assert!(
-            v.contains("the strict test was too short to tell here"),
-            "{v}"
-        );
+        says(&v, "the strict test was too short to tell here");
     }
 
     #[test]
@@ -792,9 +769,9 @@ mod tests {
         let mut f = figures(clean());
         f.strict.monotonic = 3;
         let v = verdict(&f);
-        assert!(
-            v.contains("MonotonicInstant went backwards 3 times across threads in the strict test"),
-            "{v}"
+        says(
+            &v,
+            "MonotonicInstant went backwards 3 times across threads in the strict test",
         );
         assert!(!v.contains("Use MonotonicInstant"), "{v}");
     }
@@ -813,18 +790,12 @@ mod tests {
             f.timings.unsteady()
         );
         let v = verdict(&f);
-        assert!(
-            v.contains("To time work within a thread, fastnow::Instant is about as fast as std::time::Instant here (30.3 ns against 29.4 ns a call), so switching gains nothing"),
-            "{v}"
+        says(&v, "To time work within a thread, fastnow::Instant is about as fast as std::time::Instant here (30.3 ns against 29.4 ns a call), so switching gains nothing");
+        says(
+            &v,
+            "MonotonicInstant is about as fast as std::time::Instant here",
         );
-        assert!(
-            v.contains("MonotonicInstant is about as fast as std::time::Instant here"),
-            "{v}"
-        );
-        assert!(
-            v.contains("unix_nanos() is about as fast as SystemTime here"),
-            "{v}"
-        );
+        says(&v, "unix_nanos() is about as fast as SystemTime here");
         assert!(!v.contains("Use fastnow::Instant"), "{v}");
     }
 
@@ -876,10 +847,10 @@ mod tests {
             v.starts_with("fastnow uses the OS clock on this machine (the kernel's clocksource is hpet, not the counter)."),
             "{v}"
         );
-        assert!(
-            v.contains("fastnow::Instant is about as fast as std::time::Instant"),
-            "{v}"
+        says(
+            &v,
+            "fastnow::Instant is about as fast as std::time::Instant",
         );
-        assert!(v.contains("Set FASTNOW_CLOCK=counter only if"), "{v}");
+        says(&v, "Set FASTNOW_CLOCK=counter only if");
     }
 }
