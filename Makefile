@@ -15,9 +15,9 @@ AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
 	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
 
-.PHONY: test test-rust test-aarch64 test-go lint test-faults test-platforms report figures figures-go bench fmt
+.PHONY: test test-rust test-package test-aarch64 test-go lint test-faults test-platforms report figures figures-go bench fmt
 
-test: lint test-rust test-aarch64 test-go
+test: lint test-rust test-package test-aarch64 test-go
 
 # The lint gate: formatting, clippy and rustdoc with warnings denied, gofmt
 # and staticcheck (fetched from the Go module proxy at a pinned version, as
@@ -29,6 +29,8 @@ lint:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p fastnow --all-features --no-deps
 	@out=$$(cd go && gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	cd go && $(GO) run $(STATICCHECK) ./...
+
+VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
 # The library builds with its declared rust-version (1.80); its tests need
 # newer toolchains (proptest needs 1.88).
@@ -47,6 +49,14 @@ test-rust:
 		echo "test-rust: SKIPPED the Rust $(MSRV) build: rustup has no $(MSRV) toolchain (.ci/run installs it)"; \
 		[ -z "$$CI" ] || exit 1; \
 	fi
+
+# The crate as published: `cargo package`, then its own tests and doc tests
+# from the unpacked .crate (the README, SEMANTICS.md, the vectors and the
+# licenses travel inside it through links in crates/fastnow).
+test-package:
+	$(CARGO) package -q -p fastnow --allow-dirty --no-verify
+	rm -rf target/package/fastnow-$(VERSION) && tar -xzf target/package/fastnow-$(VERSION).crate -C target/package
+	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../../packaged
 
 test-aarch64:
 	@if $(AARCH64_READY); then \

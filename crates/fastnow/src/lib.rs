@@ -154,7 +154,7 @@ pub use wall::{
 
 // The README's examples are doc tests too (they need these features).
 #[cfg(all(doctest, feature = "serde", feature = "jiff", feature = "mock"))]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 /// Test hooks, for this workspace's tests and benches (the `test-hooks`

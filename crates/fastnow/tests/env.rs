@@ -6,7 +6,7 @@ use fastnow::EnvOverride;
 use serde_json::Value;
 
 fn vectors(name: &str) -> Value {
-    let path = format!("{}/../../spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).expect("valid JSON")
 }

@@ -117,7 +117,7 @@ mod tests {
     use std::format;
 
     fn vectors(name: &str) -> Value {
-        let path = format!("{}/../../spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         serde_json::from_str(&text).expect("valid JSON")
     }
