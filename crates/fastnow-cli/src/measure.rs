@@ -1,7 +1,10 @@
 //! Runs every measurement of the report through the shared harness
 //! (`fastnow_bench`), the same code behind BENCHMARKS.md.
 
-use crate::verdict;
+use crate::verdict::{
+    self, Figures, Measured, Steadiness, Strict, Timings, INSTANT, MONOTONIC, RECENT, STD_INSTANT,
+    SYSTEM_TIME, UNIX_NANOS,
+};
 use crate::ReportArgs;
 use fastnow_bench::{clocks, median, percentile, Clock, Kind};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,21 +40,6 @@ pub struct Report {
     #[serde(default)]
     pub steadiness: Option<Steadiness>,
     pub verdict: String,
-}
-
-/// Whether the costs the verdict compares were steady enough to conclude
-/// from (`verdict::Timings::unsteady`), and how many times they were
-/// measured to get there.
-#[derive(Serialize, Deserialize)]
-pub struct Steadiness {
-    /// Times the one-thread costs and the latencies were measured: again
-    /// while unsteady, up to `verdict::MAX_ATTEMPTS`.
-    pub attempts: u32,
-    /// Whether the last measurement was steady (false: the verdict says the
-    /// machine was too busy to conclude).
-    pub steady: bool,
-    /// What was unsteady in the last measurement (empty when steady).
-    pub unsteady: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -823,5 +811,63 @@ fn machine(cores: usize) -> Machine {
         clocksource_available: sysfs("available_clocksource")
             .map(|s| s.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
+    }
+}
+
+// The verdict's figures, taken from a report (here, so that the verdict
+// needs nothing of the report's layout).
+impl Timings {
+    /// The figures of the compared clocks, or the name of one the tables
+    /// lack (a report edited by hand, or from a build without it).
+    pub fn of(costs: &[CostRow], latency: &[Latency]) -> Result<Timings, String> {
+        let get = |name: &str| {
+            let c = costs
+                .iter()
+                .find(|c| c.clock == name)
+                .ok_or_else(|| format!("the report has no cost for {name}"))?;
+            Ok::<_, String>(Measured {
+                median_ns: c.ns_median,
+                min_ns: c.ns_min,
+                max_ns: c.ns_max,
+                all_cores_ns: c.all_cores_ns_median,
+                p50_ns: latency.iter().find(|l| l.clock == name).map(|l| l.p50_ns),
+            })
+        };
+        Ok(Timings {
+            instant: get(INSTANT)?,
+            monotonic: get(MONOTONIC)?,
+            unix_nanos: get(UNIX_NANOS)?,
+            recent: get(RECENT)?,
+            std_instant: get(STD_INSTANT)?,
+            system_time: get(SYSTEM_TIME)?,
+        })
+    }
+}
+
+impl Figures {
+    /// The figures of a report (its verdict field is not read).
+    pub fn of(r: &Report) -> Result<Figures, String> {
+        let violations = |name: &str| {
+            r.correctness
+                .iter()
+                .find(|c| c.clock == name)
+                .map(|c| c.strict_violations)
+        };
+        Ok(Figures {
+            timings: Timings::of(&r.costs, &r.latency)?,
+            attempts: r.steadiness.as_ref().map_or(1, |s| s.attempts),
+            counter: r.fastnow.counter.clone(),
+            freq_hz: r.fastnow.freq_hz,
+            fallback: r.fastnow.fallback.clone(),
+            strict: Strict {
+                conclusive: r.strict_test.conclusive,
+                instant: violations(INSTANT).unwrap_or(0),
+                monotonic: violations(MONOTONIC).unwrap_or(0),
+                std_instant: violations(STD_INSTANT),
+            },
+            wall_p99_ns: r.wall.p99_ns,
+            coarse_resolution_ms: r.coarse.resolution_ms,
+            coarse_age_p99_ms: r.coarse.age_p99_ms,
+        })
     }
 }

@@ -11,7 +11,7 @@
 //!   stays unsteady the verdict says the machine was too busy to conclude
 //!   and gives the figures with their spread instead of a recommendation.
 
-use crate::measure::{CostRow, Latency, Report, Steadiness};
+use serde::{Deserialize, Serialize};
 
 /// Two costs within this fraction of each other either way are "about as
 /// fast": the rounds of one clock on an idle machine differ by a few
@@ -37,6 +37,21 @@ pub const ROUNDS_NS_LIMIT: f64 = 1.0;
 /// conclude: a burst of other work (a build, a backup) often passes within
 /// seconds, and three bound the delay a busy machine adds to the report.
 pub const MAX_ATTEMPTS: u32 = 3;
+
+/// Whether the costs the verdict compares were steady enough to conclude
+/// from (`verdict::Timings::unsteady`), and how many times they were
+/// measured to get there.
+#[derive(Serialize, Deserialize)]
+pub struct Steadiness {
+    /// Times the one-thread costs and the latencies were measured: again
+    /// while unsteady, up to `verdict::MAX_ATTEMPTS`.
+    pub attempts: u32,
+    /// Whether the last measurement was steady (false: the verdict says the
+    /// machine was too busy to conclude).
+    pub steady: bool,
+    /// What was unsteady in the last measurement (empty when steady).
+    pub unsteady: Vec<String>,
+}
 
 /// Starts from the figures `first` and, while `unsteady` finds something in
 /// them, takes them `again`, up to [`MAX_ATTEMPTS`] measurements in all.
@@ -115,40 +130,14 @@ pub struct Figures {
 }
 
 /// The clocks' names as they appear in the report's tables.
-const INSTANT: &str = "fastnow Instant::now";
-const MONOTONIC: &str = "fastnow MonotonicInstant::now";
-const UNIX_NANOS: &str = "fastnow unix_nanos";
-const RECENT: &str = "fastnow recent";
-const STD_INSTANT: &str = "std Instant::now";
-const SYSTEM_TIME: &str = "std SystemTime::now";
+pub const INSTANT: &str = "fastnow Instant::now";
+pub const MONOTONIC: &str = "fastnow MonotonicInstant::now";
+pub const UNIX_NANOS: &str = "fastnow unix_nanos";
+pub const RECENT: &str = "fastnow recent";
+pub const STD_INSTANT: &str = "std Instant::now";
+pub const SYSTEM_TIME: &str = "std SystemTime::now";
 
 impl Timings {
-    /// The figures of the compared clocks, or the name of one the tables
-    /// lack (a report edited by hand, or from a build without it).
-    pub fn of(costs: &[CostRow], latency: &[Latency]) -> Result<Timings, String> {
-        let get = |name: &str| {
-            let c = costs
-                .iter()
-                .find(|c| c.clock == name)
-                .ok_or_else(|| format!("the report has no cost for {name}"))?;
-            Ok::<_, String>(Measured {
-                median_ns: c.ns_median,
-                min_ns: c.ns_min,
-                max_ns: c.ns_max,
-                all_cores_ns: c.all_cores_ns_median,
-                p50_ns: latency.iter().find(|l| l.clock == name).map(|l| l.p50_ns),
-            })
-        };
-        Ok(Timings {
-            instant: get(INSTANT)?,
-            monotonic: get(MONOTONIC)?,
-            unix_nanos: get(UNIX_NANOS)?,
-            recent: get(RECENT)?,
-            std_instant: get(STD_INSTANT)?,
-            system_time: get(SYSTEM_TIME)?,
-        })
-    }
-
     fn named(&self) -> [(&'static str, &Measured); 6] {
         [
             ("fastnow::Instant", &self.instant),
@@ -242,34 +231,6 @@ impl Timings {
             }
         }
         why
-    }
-}
-
-impl Figures {
-    /// The figures of a report (its verdict field is not read).
-    pub fn of(r: &Report) -> Result<Figures, String> {
-        let violations = |name: &str| {
-            r.correctness
-                .iter()
-                .find(|c| c.clock == name)
-                .map(|c| c.strict_violations)
-        };
-        Ok(Figures {
-            timings: Timings::of(&r.costs, &r.latency)?,
-            attempts: r.steadiness.as_ref().map_or(1, |s| s.attempts),
-            counter: r.fastnow.counter.clone(),
-            freq_hz: r.fastnow.freq_hz,
-            fallback: r.fastnow.fallback.clone(),
-            strict: Strict {
-                conclusive: r.strict_test.conclusive,
-                instant: violations(INSTANT).unwrap_or(0),
-                monotonic: violations(MONOTONIC).unwrap_or(0),
-                std_instant: violations(STD_INSTANT),
-            },
-            wall_p99_ns: r.wall.p99_ns,
-            coarse_resolution_ms: r.coarse.resolution_ms,
-            coarse_age_p99_ms: r.coarse.age_p99_ms,
-        })
     }
 }
 
