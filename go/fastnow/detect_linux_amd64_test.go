@@ -95,6 +95,25 @@ func TestDemotionFromTheClocksourceFile(t *testing.T) {
 	t.Fatalf("child:\n%s", out)
 }
 
+// readOrderedWhile reads OrderedNanotime in bursts, as a busy program
+// would (so readers make the state updates), while more() holds and until
+// deadline, failing the test if a reading is below the one before (last at
+// first); it returns the last reading.
+func readOrderedWhile(t *testing.T, last int64, deadline time.Time, more func() bool) int64 {
+	t.Helper()
+	for more() && time.Now().Before(deadline) {
+		for i := 0; i < 1000; i++ {
+			v := OrderedNanotime()
+			if v < last {
+				t.Fatalf("stepped back %d ns", last-v)
+			}
+			last = v
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return last
+}
+
 func TestChildDemotion(t *testing.T) {
 	inChild(t)
 	if info := Source(); info.Source != SourceCounter {
@@ -111,18 +130,9 @@ func TestChildDemotion(t *testing.T) {
 	syscall.Close(theMachine.cs.fd) // a daemon closes every descriptor
 	proc.mu.Unlock()
 	a, ta := OrderedNanotime(), time.Now()
-	last := a
-	deadline := time.Now().Add(3 * time.Second)
-	for proc.state.Load().mode == modeCounter && time.Now().Before(deadline) {
-		for i := 0; i < 1000; i++ {
-			v := OrderedNanotime()
-			if v < last {
-				t.Fatalf("stepped back %d ns", last-v)
-			}
-			last = v
-		}
-		time.Sleep(time.Millisecond)
-	}
+	last := readOrderedWhile(t, a, time.Now().Add(3*time.Second), func() bool {
+		return proc.state.Load().mode == modeCounter
+	})
 	b, tb := OrderedNanotime(), time.Now()
 	if b < last {
 		t.Fatalf("stepped back %d ns", last-b)
@@ -179,18 +189,8 @@ func TestChildReusedDescriptor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Readers re-check the kernel's verdict every second.
-	last := OrderedNanotime()
-	deadline := time.Now().Add(2*time.Duration(checkPeriodNs) + 200*time.Millisecond)
-	for time.Now().Before(deadline) {
-		for i := 0; i < 1000; i++ {
-			v := OrderedNanotime()
-			if v < last {
-				t.Fatalf("stepped back %d ns", last-v)
-			}
-			last = v
-		}
-		time.Sleep(time.Millisecond)
-	}
+	readOrderedWhile(t, OrderedNanotime(), time.Now().Add(2*time.Duration(checkPeriodNs)+200*time.Millisecond),
+		func() bool { return true })
 	proc.mu.Lock()
 	reopened, again := theMachine.cs.fd, proc.k.nextCheckMono
 	proc.mu.Unlock()
