@@ -27,8 +27,10 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy -q --workspace --all-targets --all-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p fastnow --all-features --no-deps
-	@out=$$(cd go && gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	@out=$$(gofmt -l go tools); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	cd go && $(GO) run $(STATICCHECK) ./...
+	cd go/adapters && $(GO) run $(STATICCHECK) ./...
+	cd tools/gomodzip && $(GO) run $(STATICCHECK) ./...
 
 VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
@@ -50,13 +52,28 @@ test-rust:
 		[ -z "$$CI" ] || exit 1; \
 	fi
 
-# The crate as published: `cargo package`, then its own tests and doc tests
-# from the unpacked .crate (the README, SEMANTICS.md, the vectors and the
-# licenses travel inside it through links in crates/fastnow).
+# The crates as published: `cargo package` for the whole workspace (which
+# resolves fastnow-bench's and fastnow-cli's dependencies on the unpublished
+# crates through the packages it has just made); then fastnow's own tests
+# and doc tests from its unpacked .crate (the README, SEMANTICS.md,
+# MIGRATION.md, the vectors and the licenses travel inside it through links
+# in crates/fastnow), and the unpacked CLI built against the unpacked fastnow
+# and fastnow-bench, as `cargo install fastnow-cli` would build it. (Not
+# `cargo package`'s own verification: it unpacks the new fastnow under the
+# same name and version as the last run's, and cargo keeps the stale copy.)
+# The files are unpacked with the time of unpacking (tar -m): a .crate
+# stores one fixed old time for every file, with which cargo would take the
+# last run's build in target/packaged for an up-to-date one.
+PACKAGED = fastnow fastnow-bench fastnow-cli
 test-package:
-	$(CARGO) package -q -p fastnow --allow-dirty --no-verify
-	rm -rf target/package/fastnow-$(VERSION) && tar -xzf target/package/fastnow-$(VERSION).crate -C target/package
+	$(CARGO) package -q --workspace --allow-dirty --no-verify
+	for c in $(PACKAGED); do \
+		rm -rf target/package/$$c-$(VERSION) && tar -xmzf target/package/$$c-$(VERSION).crate -C target/package || exit 1; \
+	done
 	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../../packaged
+	cd target/package/fastnow-cli-$(VERSION) && $(CARGO) build -q --target-dir ../../packaged \
+		--config 'patch.crates-io.fastnow.path="../fastnow-$(VERSION)"' \
+		--config 'patch.crates-io.fastnow-bench.path="../fastnow-bench-$(VERSION)"'
 
 test-aarch64:
 	@if $(AARCH64_READY); then \
@@ -69,18 +86,24 @@ test-aarch64:
 
 # Go: vet for every backend, the race detector on amd64, the fastnow_time tag
 # (testing/synctest), the oldest Go that go.mod's go line names, and the
-# arm64 backend under qemu-user.
+# arm64 backend under qemu-user; the logger adapters' module (go/adapters,
+# its own go.mod) under the race detector, and each module's zip as the
+# module proxy builds it (tools/gomodzip: the license travels, nothing is
+# left out but nested modules).
 # GO_OLDEST comes from the module proxy as a toolchain module
 # (GOTOOLCHAIN=go1.22.12 go version; .ci/run fetches it); the step is
 # skipped, saying so, when it is not in the module cache.
 GO_OLDEST = go1.22.12
-GO_VET_TARGETS = linux/amd64 linux/arm64 linux/riscv64 linux/loong64 windows/amd64 darwin/arm64 darwin/amd64 js/wasm wasip1/wasm
+GO_VET_TARGETS = linux/amd64 linux/arm64 linux/riscv64 linux/loong64 windows/amd64 darwin/arm64 darwin/amd64 js/wasm wasip1/wasm \
+	linux/386 linux/arm linux/ppc64le linux/s390x freebsd/amd64 android/arm64 windows/arm64
 test-go:
 	cd go && for t in $(GO_VET_TARGETS); do \
 		echo "go vet $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./... || exit 1; \
 	done
 	cd go && $(GO) test -race -count=1 ./...
 	cd go && $(GO) test -tags fastnow_time -count=1 ./...
+	cd go/adapters && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd tools/gomodzip && $(GO) vet ./... && $(GO) test -count=1 ./...
 	@if (cd go && GOTOOLCHAIN=$(GO_OLDEST) GOPROXY=off $(GO) version >/dev/null 2>&1); then \
 		echo "$(GO_OLDEST): vet and test"; \
 		cd go && GOTOOLCHAIN=$(GO_OLDEST) GOPROXY=off $(GO) vet ./... && \

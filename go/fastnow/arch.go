@@ -12,7 +12,7 @@ type Origin uint8
 const (
 	OriginCPUID      Origin = iota + 1 // CPUID leaf 0x15
 	OriginHypervisor                   // CPUID leaf 0x40000010
-	OriginRegister                     // CNTFRQ_EL0
+	OriginRegister                     // the architecture's: CNTFRQ (Arm), the TOD clock's fixed rate (s390x)
 	OriginDeviceTree                   // the device tree's timebase-frequency (riscv64)
 	OriginMeasured                     // against CLOCK_MONOTONIC
 	OriginOS                           // the OS clock counts nanoseconds
@@ -20,10 +20,11 @@ const (
 	// first millisecond reads the OS clock while the rate is measured).
 	// Source waits the warm-up out, so it never reports it.
 	OriginPending
+	OriginKernel // the kernel's word: the TSC's on macOS and FreeBSD (sysctl), /proc/cpuinfo's timebase (ppc64le)
 )
 
 // String returns "cpuid", "hypervisor", "register", "device-tree",
-// "measured", "os" or "pending".
+// "measured", "os", "pending" or "kernel".
 func (o Origin) String() string {
 	switch o {
 	case OriginCPUID:
@@ -40,6 +41,8 @@ func (o Origin) String() string {
 		return "os"
 	case OriginPending:
 		return "pending"
+	case OriginKernel:
+		return "kernel"
 	}
 	return "Origin(" + strconv.Itoa(int(o)) + ")"
 }

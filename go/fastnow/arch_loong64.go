@@ -8,6 +8,10 @@ import "github.com/fastnow/fastnow/go/internal/counter"
 // assembly explains the ordered read): one constant-rate counter that every
 // core sees. As on Arm, the kernel's clocksource is not checked.
 
+// disabledWhy completes FallbackDisabled's sentence on this target (its
+// probe never disables the counter).
+const disabledWhy = "not set up"
+
 func readCounter() uint64 { return counter.Rdtimed() }
 
 func readCounterOrdered(bool) uint64 { return counter.BarrierRdtimed() }

@@ -3,5 +3,5 @@
 package fastnow
 
 // tscDisabledByPrctl: only Linux can make RDTSC fault per process
-// (arch_linux_amd64.go).
+// (arch_linux_x86.go).
 func tscDisabledByPrctl() bool { return false }

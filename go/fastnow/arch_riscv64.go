@@ -16,6 +16,10 @@ import (
 // synchronisation between harts to verify, so the kernel's clocksource is
 // not checked.
 
+// disabledWhy completes FallbackDisabled's sentence on this target (its
+// probe never disables the counter).
+const disabledWhy = "not set up"
+
 func readCounter() uint64 { return counter.Rdtime() }
 
 func readCounterOrdered(bool) uint64 { return counter.FenceRdtime() }

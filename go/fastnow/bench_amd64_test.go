@@ -18,3 +18,11 @@ func BenchmarkRDTSCP(b *testing.B) {
 		sink += int64(counter.Rdtscp())
 	}
 }
+
+// The other ordered read (the one detection picks where it is cheaper and
+// the CPU says LFENCE serialises).
+func BenchmarkLFENCERDTSC(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink += int64(counter.LfenceRdtsc())
+	}
+}

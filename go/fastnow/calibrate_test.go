@@ -20,6 +20,7 @@ func (s *scripted) mono() uint64 {
 func (s *scripted) counter() uint64        { s.counterReads++; s.now++; return s.now * 3 }
 func (s *scripted) counterOrdered() uint64 { return s.counter() }
 func (s *scripted) real() uint64           { s.realReads++; s.now++; return s.now + 7_000 }
+func (s *scripted) boot() uint64           { s.now++; return s.now }
 func (s *scripted) observe() decision      { return decision{} }
 func (s *scripted) verdict() verdict       { return verdict{} }
 func (s *scripted) waitMono(uint64)        {}

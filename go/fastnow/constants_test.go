@@ -33,6 +33,8 @@ func TestConstantsMatchTheSpec(t *testing.T) {
 		"realBrackets":          realBrackets,
 		"switchSampleTries":     switchSampleTries,
 		"windowSlots":           windowSlots,
+		"bootSamplePairs":       bootSamplePairs,
+		"bootRemeasureNs":       bootRemeasureNs,
 	}
 	raw, err := os.ReadFile("../../spec/vectors/constants.json")
 	if err != nil {

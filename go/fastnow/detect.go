@@ -41,7 +41,7 @@ type Fallback uint8
 
 const (
 	FallbackNone               Fallback = iota // the counter is in use
-	FallbackNoCounter                          // this platform has no counter backend
+	FallbackNoCounter                          // this target has no counter backend
 	FallbackNotInvariant                       // the counter's rate follows CPU frequency
 	FallbackKernelClocksource                  // the kernel's clocksource is not the counter: at detection, or at run time (Info.DemotedAt says when)
 	FallbackClocksourceUnknown                 // the kernel's clocksource could not be read
@@ -61,7 +61,7 @@ func (f Fallback) String() string {
 	case FallbackNone:
 		return ""
 	case FallbackNoCounter:
-		return "this platform has no counter backend"
+		return "this target has no counter backend"
 	case FallbackNotInvariant:
 		return "the counter is not invariant (its rate follows CPU frequency)"
 	case FallbackKernelClocksource:
@@ -69,7 +69,7 @@ func (f Fallback) String() string {
 	case FallbackClocksourceUnknown:
 		return "the kernel's clocksource could not be read, so nothing vouches for the counter (set FASTNOW_CLOCK=counter to use it anyway)"
 	case FallbackDisabled:
-		return "the counter cannot be read in this process"
+		return "the counter cannot be read in this process (" + disabledWhy + ")"
 	case FallbackStalled:
 		return "the counter did not advance"
 	case FallbackTooSlow:
@@ -183,12 +183,21 @@ func (v verdict) fallback(kernelName string) reason {
 	switch {
 	case kernelName == "":
 		return reason{}
-	case v.kind == verdictNamed && v.name != kernelName:
+	case v.kind == verdictNamed && !namesTheCounter(v.name, kernelName):
 		return reason{FallbackKernelClocksource, v.name}
 	case v.kind == verdictUnreadable:
 		return reason{why: FallbackClocksourceUnknown}
 	}
 	return reason{}
+}
+
+// namesTheCounter reports whether the kernel's clocksource name vouches for
+// the counter whose kernel name is kernelName: that name, or, for FreeBSD's
+// "TSC", any "TSC-" variant ("TSC-low": the TSC read shifted right, where
+// the full rate would overflow the kernel's 32-bit timecounter arithmetic
+// too soon).
+func namesTheCounter(name, kernelName string) bool {
+	return name == kernelName || kernelName == "TSC" && strings.HasPrefix(name, "TSC-")
 }
 
 // decision is the outcome of detection.

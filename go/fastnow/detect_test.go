@@ -206,6 +206,11 @@ func TestChildOS(t *testing.T) {
 	if d := UnixNano() - systemWallNow(); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
 		t.Fatalf("UnixNano off by %d", d)
 	}
+	// The ordered fast path reads the counter before the state once this
+	// is set: on a source other than the counter it must never be.
+	if proc.counterRead.Load() {
+		t.Fatal("counterRead set although the counter was never the source")
+	}
 }
 
 func TestChildInvalid(t *testing.T) {
@@ -236,7 +241,7 @@ func TestChildCounter(t *testing.T) {
 func unshareMount(t *testing.T, test string, env ...string) {
 	t.Helper()
 	if kernelCounterName == "" || forcedTimePackage {
-		t.Skip("the kernel's verdict is checked on Linux amd64 only, and not with the fastnow_time tag")
+		t.Skip("the kernel's verdict is checked on Linux x86 only, and not with the fastnow_time tag")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("needs unshare(1):", err)

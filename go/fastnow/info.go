@@ -25,7 +25,7 @@ type Info struct {
 	DemotedAt           time.Time     // when the kernel's verdict moved the clocks to the OS clock at run time; zero if it did not
 	EnvOverride         EnvOverride   // what FASTNOW_CLOCK said
 	EnvValue            string        // the raw FASTNOW_CLOCK value when it was invalid
-	Clocksource         string        // the Linux kernel's clocksource at the last check (Linux amd64)
+	Clocksource         string        // the kernel's clocksource at the last check (Linux 386 and amd64; FreeBSD amd64: its timecounter)
 	Invariant           bool          // the counter ticks at a constant rate
 	Hypervisor          string        // hypervisor signature, e.g. "KVMKVMKVM"
 	MonotonicMode       MonotonicMode // MonotonicNanotime's strategy (MonotonicUndecided before its first reading)
@@ -93,9 +93,9 @@ func Supported() bool { return proc.counterChosen() }
 // millisecond if the counter's rate is still being measured, so that what it
 // reports is the rate in use. Not meant for the hot path.
 //
-// The counter is used when it ticks at a constant rate and, on Linux amd64
-// (and Windows amd64, through QueryPerformanceFrequency), the kernel itself
-// uses it as its clocksource. The kernel's verdict is read again every
+// The counter is used when it ticks at a constant rate and, on Linux 386
+// and amd64 (Windows amd64: through QueryPerformanceFrequency; FreeBSD
+// amd64: its timecounter), the kernel itself uses it as its clocksource. The kernel's verdict is read again every
 // second: if the kernel stops trusting the counter, or the verdict cannot be
 // read at all (a container that hides /sys), the OS clock is used, taking
 // over without a step back. FASTNOW_CLOCK=counter|os overrides the decision;

@@ -28,12 +28,15 @@ func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
 func (systemClock) UnixNano() int64               { return UnixNano() }
 func (systemClock) String() string                { return "fastnow.System" }
 
-// ManualClock is a Clock for tests: its time moves only by Advance and Set.
-// Safe for concurrent use.
+// ManualClock is a Clock for tests: its time moves only by Advance, Set
+// and Suspend. Safe for concurrent use. ThreadCPUNanotime is not mocked
+// (neither by UseClock nor by the fastnow_time tag): CPU time cannot be set
+// like a clock.
 type ManualClock struct {
-	mu   sync.Mutex
-	mono int64
-	unix int64
+	mu        sync.Mutex
+	mono      int64
+	unix      int64
+	suspended int64 // the time Suspend simulated, which BootNanotime adds
 }
 
 // NewManualClock returns a clock whose Unix time is start and whose
@@ -57,6 +60,32 @@ func (c *ManualClock) Advance(d time.Duration) {
 	c.mono = addSat(c.mono, int64(d))
 	c.unix = addSat(c.unix, int64(d))
 	c.mu.Unlock()
+}
+
+// Suspend simulates suspending the machine for d: the Unix time and the
+// boot clock (BootNanotime, BootNow, the clock's BootNow) move forward by d,
+// the monotonic time (Nanotime, Now and the rest) does not, as a real
+// suspend moves CLOCK_REALTIME and CLOCK_BOOTTIME but not CLOCK_MONOTONIC. A
+// boot reading is the monotonic reading plus the time suspended so far.
+// Each stops at its largest value, as with Advance; a negative d panics.
+func (c *ManualClock) Suspend(d time.Duration) {
+	if d < 0 {
+		panic("fastnow: ManualClock.Suspend with a negative duration")
+	}
+	c.mu.Lock()
+	c.suspended = addSat(c.suspended, int64(d))
+	c.unix = addSat(c.unix, int64(d))
+	c.mu.Unlock()
+}
+
+// BootNow returns the clock's boot time as a BootInstant: its monotonic
+// time plus the time Suspend simulated.
+func (c *ManualClock) BootNow() BootInstant { return BootInstant{c.bootNanotime()} }
+
+func (c *ManualClock) bootNanotime() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return addSat(c.mono, c.suspended)
 }
 
 // Set steps the Unix time (as if the system clock were set); the monotonic
@@ -142,7 +171,8 @@ var mockTurn = make(chan struct{}, 1)
 
 // UseClock points every package-level clock at c until the returned
 // function is called: Nanotime, Now, MonotonicNanotime, MonotonicNow,
-// OrderedNanotime, OrderedNow, Instant.Elapsed, UnixNano, WallTime,
+// OrderedNanotime, OrderedNow, Instant.Elapsed, BootNanotime, BootNow,
+// BootInstant.Elapsed, UnixNano, WallTime,
 // RecentNanotime, Recent, RecentUnixNano and Refresh read c, and move only
 // when c is advanced or set. In a test:
 //

@@ -16,6 +16,7 @@ func every() (precise []int64, wall []int64) {
 		Nanotime(), Now().Nanotime(), MonotonicNanotime(), MonotonicNow().Nanotime(),
 		OrderedNanotime(), OrderedNow().Nanotime(), RecentNanotime(), Recent().Nanotime(),
 		Refresh(), start.Nanotime() + int64(start.Elapsed()),
+		BootNanotime(), BootNow().Nanotime(),
 	}
 	wall = []int64{UnixNano(), WallTime().UnixNano(), RecentUnixNano()}
 	return precise, wall

@@ -186,3 +186,40 @@ func (tk *timekeeper) beforeFirst(mono uint64) state {
 	end := first + firstSpanNs
 	return state{mode: modeOS, trigger: end, end: end}
 }
+
+// bootNanotimeSlow is where BootNanotime's fast path gives up: a test's
+// ManualClock (UseClock), or the real clocks' slow path.
+//
+//go:noinline
+//lint:ignore U1000 called from assembly (boot_amd64.s)
+func bootNanotimeSlow() int64 {
+	if c := mocked.Load(); c != nil {
+		return c.bootNanotime()
+	}
+	return int64(proc.readBootSlow())
+}
+
+// readBootSlow is everything off BootNanotime's fast path: readSlow plus
+// the offset of the state loaded after it (the same state or a newer one,
+// whose offset is never smaller, so a later reading is never smaller), or,
+// on the OS clock for good (no update comes to measure the offset again),
+// the boot clock plus the state's offset.
+func (tk *timekeeper) readBootSlow() uint64 {
+	for {
+		if s := tk.state.Load(); s != nil && s.mode == modeOS && s.trigger == never {
+			mono, bound := tk.bootMinusMonoNow()
+			return mono + bound + s.bootOffset
+		}
+		nanos := tk.readSlow(0, false, false)
+		s := tk.state.Load()
+		switch {
+		case s == nil:
+			// Another goroutine is publishing the first state: the reading
+			// is beforeFirst's, and so is the offset.
+			return nanos + tk.firstBootOffset()
+		case s.mode == modeOS && s.trigger == never:
+			continue // the OS clock took over for good since: read it
+		}
+		return nanos + s.bootOffset
+	}
+}

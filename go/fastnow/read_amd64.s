@@ -59,11 +59,15 @@ slow: \
 	RDTSC; \
 	ON_PIECE(slowfn)
 
-// ORDERED_NANOTIME(src, slowfn): NANOTIME with the ordered read: RDTSCP,
-// or LFENCE;RDTSC where orderedAlt says RDTSCP is missing (both wait for
-// every earlier load).
+// ORDERED_NANOTIME(src, slowfn): NANOTIME with the ordered read (RDTSCP,
+// or LFENCE;RDTSC where orderedAlt says so; both wait for every earlier
+// instruction), taken BEFORE the state is loaded, so that the loads overlap
+// the read instead of being waited for (read_generic.go says why the result
+// is the same). Only proc.counterRead comes first: until the counter has
+// been the source, reading it may fault.
 #define ORDERED_NANOTIME(src, slowfn) \
-	STATE_WORD(src, state_span); \
+	CMPL  ·proc+timekeeper_counterRead(SB), $0; \
+	JE    slow; \
 	CMPB  ·orderedAlt(SB), $0; \
 	JNE   alt; \
 	RDTSCP; \
@@ -72,6 +76,7 @@ alt: \
 	LFENCE; \
 	RDTSC; \
 read: \
+	STATE_WORD(src, state_span); \
 	ON_PIECE(slowfn)
 
 // UNIX_NANO(src, slowfn): the wall line while t < wallDeadline; wall values

@@ -18,9 +18,17 @@ func nanotimeCounter() int64 {
 	return nanotimeSlow()
 }
 
+// orderedNanotimeCounter reads the counter before the state: an ordered
+// read waits for every earlier instruction, so loads issued before it would
+// be waited for, and after it they overlap it. The result is the same: a
+// counter value converts alike under every state whose piece holds it, and
+// one no loaded piece holds goes to the slow path, which reads again after
+// loading the state. Only counterRead must come first: before the counter
+// has been the source, reading it may fault.
 func orderedNanotimeCounter() int64 {
-	if s := proc.view.Load(); s != nil && s.span != 0 {
-		if t := readCounterOrdered(orderedAlt); t-s.takeover < s.span {
+	if proc.counterRead.Load() {
+		t := readCounterOrdered(orderedAlt)
+		if s := proc.view.Load(); s != nil && t-s.takeover < s.span {
 			return int64(s.line.At(t))
 		}
 	}
@@ -46,8 +54,9 @@ func nanotimeReal() int64 {
 }
 
 func orderedNanotimeReal() int64 {
-	if s := proc.state.Load(); s != nil && s.span != 0 {
-		if t := readCounterOrdered(orderedAlt); t-s.takeover < s.span {
+	if proc.counterRead.Load() {
+		t := readCounterOrdered(orderedAlt)
+		if s := proc.state.Load(); s != nil && t-s.takeover < s.span {
 			return int64(s.line.At(t))
 		}
 	}

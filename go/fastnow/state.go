@@ -50,6 +50,11 @@ type state struct {
 	trigger, end uint64
 	prev         line
 	osOffset     uint64 // OS mode: readings are CLOCK_MONOTONIC + osOffset (mod 2^64)
+	// bootOffset is what BootNanotime adds (mod 2^64) to this state's
+	// reading — the boot clock less the precise reading, measured at each
+	// publish and never lowered (boot.go) — or, on the OS clock for good
+	// (modeOS, trigger never), to the boot clock, which readers then read.
+	bootOffset uint64
 }
 
 // convert converts a reading of s's source (counter ticks, or monotonic

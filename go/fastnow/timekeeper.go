@@ -61,6 +61,7 @@ type clocks interface {
 	counterOrdered() uint64 // the counter, read after every preceding load
 	mono() uint64           // CLOCK_MONOTONIC nanoseconds (Go: since the package loaded)
 	real() uint64           // CLOCK_REALTIME nanoseconds, clamped to [0, MaxInt64]
+	boot() uint64           // mono() plus the time suspended since boot (CLOCK_BOOTTIME on mono's base)
 	observe() decision      // detection: what the hardware, kernel and environment say
 	verdict() verdict       // the kernel's verdict on the counter, read again
 	waitMono(until uint64)  // returns once mono() >= until (not for read paths)
@@ -86,6 +87,14 @@ type timekeeper struct {
 	upkeepDue    atomic.Uint64 // monotonic time of the upkeep's next update
 	wallInterval atomic.Uint64 // the wall resync interval in ns (0: default)
 	firstMono    atomic.Uint64 // the process's first moment (0: none yet); see beforeFirst
+	firstBoot    atomic.Uint64 // the agreed first boot offset xor noBootOffset (0: none yet); see firstBootOffset
+	bootSeen     atomic.Pointer[bootSeen]
+	// counterRead is set, for good, before the first counter state is
+	// published: from then on reading the counter cannot fault (detection
+	// accepted it), so the ordered fast path reads it before loading the
+	// state (orderedNanotimeCounter; read_amd64.s loads it at
+	// proc+timekeeper_counterRead, atomic.Bool's only word).
+	counterRead atomic.Bool
 
 	onPublish func(*state) // tests: sees every state published, under mu
 }
@@ -106,6 +115,7 @@ func (*machine) counter() uint64        { return readCounter() }
 func (*machine) counterOrdered() uint64 { return readCounterOrdered(orderedAlt) }
 func (*machine) mono() uint64           { return uint64(monoNow()) }
 func (*machine) real() uint64           { return realNow() }
+func (*machine) boot() uint64           { return bootNow() }
 func (m *machine) observe() decision    { return observe(&m.cs) }
 func (m *machine) verdict() verdict     { return kernelVerdict(&m.cs) }
 

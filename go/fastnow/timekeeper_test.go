@@ -47,6 +47,9 @@ type world struct {
 	hiccupNs        uint64
 	hiccupBurst     uint64 // the next this many reads each take hiccupNs longer (preempted through a whole sample)
 	reads           uint64
+	suspended       uint64 // CLOCK_BOOTTIME - CLOCK_MONOTONIC: the time suspended
+	ticksLost       uint64 // counter ticks lost to suspends that stopped the counter
+	bootJitter      uint64 // after each boot clock read, up to this much passes (a pair interrupted between its reads)
 }
 
 func (w *world) monoAt(tau uint64) uint64 {
@@ -74,6 +77,22 @@ func (w *world) tick() uint64 {
 	}
 	return w.tau
 }
+
+// suspend is a suspend of ns true nanoseconds: CLOCK_BOOTTIME and
+// CLOCK_REALTIME move on, CLOCK_MONOTONIC does not; the counter keeps
+// counting (counting: an invariant TSC in suspend-to-idle) or stops.
+func (w *world) suspend(ns uint64, counting bool) {
+	mono, ticks := w.monoAt(w.tau), w.ticksAt(w.tau)
+	w.tau += ns
+	w.segMono, w.segTau = mono, w.tau
+	w.suspended += ns
+	w.realMinusMono += int64(ns)
+	if !counting {
+		w.ticksLost += w.ticksAt(w.tau) - ticks
+	}
+}
+
+func (w *world) bootAt(tau uint64) uint64 { return w.monoAt(tau) + w.suspended }
 
 func (w *world) setRate(ppb int64) {
 	w.segMono = w.monoAt(w.tau)
@@ -117,7 +136,16 @@ func (s *sim) tau() (tau uint64) {
 func (s *sim) advance(d uint64) { s.with(func(w *world) { w.tau += d }) }
 
 func (s *sim) counter() (v uint64) {
-	s.with(func(w *world) { v = w.ticksAt(w.tick()) })
+	s.with(func(w *world) { v = w.ticksAt(w.tick()) - w.ticksLost })
+	return v
+}
+func (s *sim) boot() (v uint64) {
+	s.with(func(w *world) {
+		v = w.bootAt(w.tick())
+		if j := w.bootJitter; j != 0 {
+			w.tau += w.tau * 0x9e3779b97f4a7c15 % (j + 1)
+		}
+	})
 	return v
 }
 func (s *sim) counterOrdered() uint64 { return s.counter() }

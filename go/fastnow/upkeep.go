@@ -42,8 +42,8 @@ var ErrUpkeepRunning = errors.New("fastnow: upkeep already running; call StopUpk
 // state updates. Without it those updates (a sample of the clocks, or a
 // re-check of the kernel's clocksource) fall on the reader that finds one
 // due, about twice a second, and that read takes as long as the update
-// (BENCHMARKS.md has the figures): programs that cannot have one read take
-// that long run the upkeep.
+// (the repository's BENCHMARKS.md has the figures): programs that cannot
+// have one read take that long run the upkeep.
 func StartUpkeep(resolution time.Duration) error {
 	if resolution <= 0 {
 		return fmt.Errorf("fastnow: upkeep resolution must be positive, got %v", resolution)

@@ -20,7 +20,8 @@ import "time"
 // maximum; SetWallResyncInterval documents them.
 
 // UnixNano returns nanoseconds since 1970-01-01 UTC, for a fraction of the
-// cost of time.Now().UnixNano() (BENCHMARKS.md has the figures).
+// cost of time.Now().UnixNano() (the repository's BENCHMARKS.md has the
+// figures).
 //
 // Range: a system clock set before 1970 reads 0 and one set after 2262
 // (the int64 limit) reads math.MaxInt64, never a negative or wrapped value.

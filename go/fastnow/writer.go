@@ -29,8 +29,9 @@ import "math"
 // reads around the counter and one around the real clock) or a re-check of
 // the kernel's clocksource (one pread). Without upkeep it falls on the
 // reader that reaches trigger, once per period (1, 2, 4 ... ms in the first
-// second, then at most every second; twice a second on Linux amd64, where a
-// sample and a check alternate). While the upkeep goroutine runs it updates
+// second, then at most every second; twice a second where the kernel's
+// verdict is followed, x86 Linux, FreeBSD and Windows, as a sample and a
+// check alternate). While the upkeep goroutine runs it updates
 // before trigger, at least four times a second, and readers' triggers come
 // 2 ms later, so readers only load.
 
@@ -41,6 +42,11 @@ type keeper struct {
 	state    state // the last state published
 	window   window
 	minWidth uint64 // the tightest bracket seen: the yardstick for preempted ones
+
+	// bootWidth is the tightest bracket of a boot offset measurement seen,
+	// in ns, plus one (0: none yet); see bootOffset.
+	bootWidth uint64
+
 	periodNs uint64
 	rate     uint64 // the newest accepted slope (the next piece's)
 	suspect  uint64 // a slope set aside as suspect (0: none)
@@ -70,16 +76,22 @@ const stateBlock = 32
 // check. The objects are carved from blocks of stateBlock allocated at once,
 // not allocated one by one, so that only one publish in stateBlock enters
 // the allocator: without upkeep a publish runs on a reader's goroutine,
-// with cold caches, where an allocation is dear (BENCHMARKS.md, "Go, AMD
-// EPYC (KVM, 2 cores) — current code"). A block is garbage once every state
+// with cold caches, where an allocation is dear (BENCHMARKS.md, "AMD
+// EPYC", its Go tables). A block is garbage once every state
 // in it is unreferenced; none is ever recycled.
 func (tk *timekeeper) publish(s state) {
 	s.span = 0
 	if s.mode == modeCounter {
 		s.span = satSub(s.trigger, s.takeover)
 	}
+	// Every update measures the boot offset again, so a resume is followed
+	// at the first update after it (boot.go).
+	s.bootOffset = tk.bootOffset(&s)
 	k := &tk.k
 	k.state = s
+	if s.mode == modeCounter {
+		tk.counterRead.Store(true)
+	}
 	if len(k.unused) == 0 {
 		k.unused = make([]state, stateBlock)
 	}

@@ -690,6 +690,7 @@ pub fn strict_cross_thread_pinned(
 }
 
 /// The slow end of a clock's per-call cost, from [`read_tail`].
+#[cfg(feature = "test-hooks")]
 #[derive(Clone, Debug)]
 pub struct Tail {
     /// Calls made.
@@ -715,7 +716,8 @@ pub struct Tail {
 /// time includes one such reading (about 30 ns) and a load of fastnow's
 /// state generation, which tells the calls during which a state was
 /// published: this is for the tail in microseconds, not for the cost of a
-/// call (see [`ns_per_call`]).
+/// call (see [`ns_per_call`]). Needs the `test-hooks` feature (on by default).
+#[cfg(feature = "test-hooks")]
 pub fn read_tail(call: fn(), dur: Duration) -> Tail {
     const BUCKET_NS: u64 = 10;
     const BUCKETS: usize = 100_000; // 10 ns buckets up to 1 ms, then one for the rest

@@ -4,9 +4,11 @@
 //!     fastnow report --compare A.json B.json [--html FILE]
 //!     fastnow info
 
+mod boot;
 mod compare;
 mod measure;
 mod render;
+mod thread_cpu;
 mod verdict;
 
 use clap::{Parser, Subcommand};
@@ -37,8 +39,8 @@ enum Command {
     ///
     /// COST — nanoseconds per call (median and min–max of interleaved rounds) of every fastnow
     /// clock, std's Instant and SystemTime, clock_gettime (MONOTONIC, MONOTONIC_COARSE, REALTIME),
-    /// the bare counter and (when built with the `peers` feature) quanta, minstant, fastant and
-    /// coarsetime; on one thread and on every core at once; each with its ratio to
+    /// the bare counter and quanta, minstant, fastant and coarsetime (unless built without the
+    /// default `peers` feature); on one thread and on every core at once; each with its ratio to
     /// std::time::Instant::now().
     ///
     /// CORRECTNESS — per-thread monotonicity and the strict cross-thread test (a reading taken after
@@ -47,6 +49,15 @@ enum Command {
     /// never fails, the report says the run was too short to tell); drift of fastnow::Instant
     /// against CLOCK_MONOTONIC over --window; the wall tier's error against CLOCK_REALTIME, to the
     /// nanosecond; the coarse tier's staleness with upkeep at 1 ms.
+    ///
+    /// THREAD CPU TIME — the route fastnow::ThreadCpuInstant takes here and why (the perf page, or
+    /// the OS call and why the page was refused), its cost against clock_gettime
+    /// (CLOCK_THREAD_CPUTIME_ID), and its agreement with that clock over a busy loop and a sleep.
+    ///
+    /// TIME ACROSS SUSPEND — how fastnow::BootInstant reads here and why (the counter's line plus
+    /// the boot offset, or the boot clock itself on the OS source), its cost against
+    /// clock_gettime(CLOCK_BOOTTIME) and Instant::now(), and its agreement with CLOCK_BOOTTIME over
+    /// an interval (1 s; 0.2 s with --quick).
     ///
     /// LATENCY — per-call latency percentiles (p50, p99, p99.9, max) of fastnow's, std's and the
     /// OS's main clocks, and how they were measured.
@@ -62,6 +73,10 @@ enum Command {
     /// with the bound fastnow is held to.
     ///
     /// With --compare A.json B.json, measures nothing and sets two saved JSON reports side by side.
+    #[command(after_help = concat!(
+        "The method and the JSON fields: REPORT.md, the crate's page at https://crates.io/crates/fastnow-cli/",
+        env!("CARGO_PKG_VERSION")
+    ))]
     Report(ReportArgs),
     /// Print the clock fastnow chose and why, without measuring.
     Info,
@@ -72,7 +87,7 @@ pub struct ReportArgs {
     /// About 5 seconds instead of the thorough run (under a minute).
     #[arg(long)]
     pub quick: bool,
-    /// Print JSON (fields documented in crates/fastnow-cli/REPORT.md) instead of tables.
+    /// Print JSON (its fields are documented in REPORT.md, linked below) instead of tables.
     #[arg(long)]
     pub json: bool,
     /// Also write a self-contained HTML page with plots to FILE.

@@ -39,6 +39,12 @@ pub struct Report {
     /// written before it was recorded).
     #[serde(default)]
     pub steadiness: Option<Steadiness>,
+    /// `fastnow::ThreadCpuInstant` (absent in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_cpu: Option<crate::thread_cpu::ThreadCpu>,
+    /// `fastnow::BootInstant` (absent in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<crate::boot::Boot>,
     pub verdict: String,
 }
 
@@ -316,6 +322,8 @@ pub fn run(args: &ReportArgs) -> Report {
     fastnow::stop_upkeep();
     bar.inc(1);
 
+    let thread_cpu = crate::thread_cpu::measure(args.quick);
+    let boot = crate::boot::measure(args.quick);
     // What fastnow decided, read before any fault: the clocksource switch
     // moves it to the OS clock for good.
     let info = fastnow::clock_info();
@@ -367,6 +375,8 @@ pub fn run(args: &ReportArgs) -> Report {
         },
         faults,
         steadiness: Some(steadiness),
+        thread_cpu: Some(thread_cpu),
+        boot: Some(boot),
         verdict: String::new(),
     };
     report.verdict = match verdict::Figures::of(&report) {

@@ -175,6 +175,14 @@ pub fn text(r: &Report) -> String {
         &rows,
     );
 
+    if let Some(t) = &r.thread_cpu {
+        crate::thread_cpu::text(&mut out, t);
+    }
+
+    if let Some(b) = &r.boot {
+        crate::boot::text(&mut out, b);
+    }
+
     if let Some(faults) = &r.faults {
         let _ = writeln!(out, "\nFAULTS (injected into the kernel)");
         match &faults.skipped {

@@ -53,6 +53,54 @@ fn unknown_flag_is_an_error_with_usage() {
     assert!(o.stdout.is_empty());
 }
 
+/// An installed `fastnow` has no checkout beside it: its help points at
+/// REPORT.md where every user can read it, for the version they run.
+#[test]
+fn help_points_at_the_report_docs_online() {
+    let o = fastnow(&["report", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = String::from_utf8_lossy(&o.stdout);
+    let page = concat!(
+        "https://crates.io/crates/fastnow-cli/",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(help.contains(page), "no link to {page}:\n{help}");
+    assert!(
+        !help.contains("crates/fastnow-cli/REPORT.md"),
+        "a path in the repository:\n{help}"
+    );
+}
+
+/// `cargo install fastnow-cli` builds the default features, and the report
+/// it installs compares fastnow with the peers (quanta, minstant, fastant,
+/// coarsetime): `peers` is one of them, and a build with it has their rows.
+#[test]
+fn an_installed_report_measures_the_peers() {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("the crate's manifest");
+    let default = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("default ="))
+        .expect("a default feature list");
+    assert!(default.contains("\"peers\""), "{default}");
+    if cfg!(feature = "peers") {
+        let (r, _) = quick_report();
+        let peers: Vec<_> = r["costs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["kind"] == "peer")
+            .map(|c| c["clock"].as_str().unwrap())
+            .collect();
+        for name in ["quanta", "minstant", "fastant", "coarsetime"] {
+            assert!(
+                peers.iter().any(|p| p.starts_with(name)),
+                "{name}: {peers:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn missing_subcommand_is_an_error() {
     let o = fastnow(&[]);

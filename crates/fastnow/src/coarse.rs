@@ -145,8 +145,43 @@ fn first_use_unix() -> u64 {
     }
 }
 
+// The coarse tier's two clocks as associated functions too, as quanta and
+// coarsetime spell them.
+
+impl Instant {
+    /// The time of the coarse tier's last refresh: the same as
+    /// [`fastnow::recent()`](recent), which says what it guarantees (one
+    /// atomic load, at most about one upkeep resolution old, never ahead of
+    /// the ordered clocks read after it; the first call starts the upkeep
+    /// thread).
+    ///
+    /// ```
+    /// use fastnow::{Instant, OrderedInstant};
+    ///
+    /// let cached = Instant::recent();
+    /// assert!(cached <= OrderedInstant::now().as_unordered());
+    /// assert!(cached <= fastnow::recent());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn recent() -> Instant {
+        recent()
+    }
+}
+
 impl UnixTime {
-    /// The cached time of the coarse tier ([`recent_unix_nanos`]).
+    /// The Unix time of the coarse tier's last refresh: the same as
+    /// [`recent_unix_nanos`], as a `UnixTime` (see [`recent`] for what it
+    /// guarantees; like the wall tier, it moves back when the system clock
+    /// is stepped back).
+    ///
+    /// ```
+    /// use fastnow::UnixTime;
+    ///
+    /// let cached = UnixTime::recent();
+    /// assert!(cached <= UnixTime::now());
+    /// assert!(cached.as_nanos() <= fastnow::recent_unix_nanos());
+    /// ```
     #[inline]
     #[must_use]
     pub fn recent() -> UnixTime {

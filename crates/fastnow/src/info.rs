@@ -4,6 +4,7 @@
 use crate::precise::{self, MonotonicMode};
 use crate::source::arch::{FreqOrigin, Probe};
 use crate::source::detect::{Clocksource, EnvOverride, Fallback, Source};
+use crate::source::thread_cpu::{ThreadCpuFallback, ThreadCpuSource};
 use crate::timekeeper::state::MODE_COUNTER;
 use crate::timekeeper::{Clocks, Timekeeper, TK};
 use crate::wall::UnixTime;
@@ -44,6 +45,7 @@ impl<C: Clocks> Timekeeper<C> {
         let d = k.decision.expect("published implies decided");
         let counter = d.fallback.is_none();
         let probe: Probe = d.probe;
+        let (thread_cpu, thread_cpu_fallback) = crate::thread_cpu::route();
         ClockInfo {
             source: if counter { Source::Counter } else { Source::Os },
             counter: probe.counter,
@@ -79,6 +81,8 @@ impl<C: Clocks> Timekeeper<C> {
             monotonic_mode: precise::monotonic_mode(),
             upkeep: self.upkeep.load(Ordering::Relaxed),
             hypervisor: probe.hypervisor,
+            thread_cpu,
+            thread_cpu_fallback,
         }
     }
 }
@@ -138,6 +142,14 @@ pub struct ClockInfo {
     /// Whether the upkeep thread does the state updates (readers then only load).
     pub upkeep: bool,
     hypervisor: Option<[u8; 12]>,
+    /// Where [`ThreadCpuInstant`](crate::ThreadCpuInstant) reads the
+    /// calling thread's CPU time (the thread that asked; decided by a first
+    /// reading if it had not read it yet).
+    pub thread_cpu: ThreadCpuSource,
+    /// Why the calling thread's CPU time does not come from the perf page,
+    /// where the target has that route (Linux x86_64 and aarch64 with
+    /// `std`); `None` where it does, or where the target has no such route.
+    pub thread_cpu_fallback: Option<ThreadCpuFallback>,
 }
 
 impl ClockInfo {
@@ -169,6 +181,8 @@ impl fmt::Debug for ClockInfo {
             .field("monotonic_mode", &self.monotonic_mode)
             .field("upkeep", &self.upkeep)
             .field("hypervisor", &self.hypervisor())
+            .field("thread_cpu", &self.thread_cpu)
+            .field("thread_cpu_fallback", &self.thread_cpu_fallback)
             .finish()
     }
 }

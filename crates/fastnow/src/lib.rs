@@ -10,8 +10,10 @@
 //! | [`Instant`] | ≈ bare `RDTSC` | monotonic on one thread |
 //! | [`MonotonicInstant`] | ≈ `Instant` (AMD) or ≈ `OrderedInstant` (Intel) | if B happens after A, B ≥ A, across threads |
 //! | [`OrderedInstant`] | ≈ `RDTSCP` | read after every preceding load |
+//! | [`BootInstant`] | ≈ `Instant` | as `Instant`, and counts time suspended (`CLOCK_BOOTTIME`) |
 //! | [`unix_nanos`], [`UnixTime`] | ≈ `Instant` | within a stated bound of `CLOCK_REALTIME`, following NTP and steps |
 //! | [`recent`], [`recent_unix_nanos`] | one atomic load | the last refresh (1 ms upkeep by default) |
+//! | [`ThreadCpuInstant`] | the OS call, or a counter read where Linux's perf page allows | the calling thread's CPU time ([`measures_thread_cpu_time`]) |
 //!
 //! ```
 //! use fastnow::Instant;
@@ -22,6 +24,10 @@
 //! assert_eq!(total, 499_500);
 //! println!("summed in {took:?} using {}", fastnow::clock_info());
 //! ```
+//!
+//! Coming from `std::time`, quanta, minstant, fastant, coarsetime or tach?
+//! The [`migration`] guide maps each name to fastnow's and says what behaves
+//! differently.
 //!
 //! # Which clock, and why
 //! The first reading in the process decides whether the counter is
@@ -69,7 +75,8 @@
 //!
 //! # Features
 //! - `std` (default): the coarse tier's upkeep thread, `SystemTime`
-//!   conversions, and the non-Unix OS clocks. Without it the crate is
+//!   conversions, `From` each instant type for `std::time::Instant`, and
+//!   the non-Unix OS clocks. Without it the crate is
 //!   `no_std` (Unix only: it reads the OS clocks, the environment and the
 //!   kernel's clocksource through `libc`), with everything else unchanged.
 //! - `mock`: `fastnow::mock::MockClock`, a manual clock for tests (needs `std`).
@@ -77,15 +84,46 @@
 //! - `test-hooks`: not part of the API; for this workspace's own tests and
 //!   benches.
 //!
+//! # Bridges for the instant types
+//! - `std` (default): `std::time::Instant::from(t)` for [`Instant`],
+//!   [`MonotonicInstant`] and [`OrderedInstant`], for the APIs that take
+//!   std's type (not in browsers, `wasm32-unknown-unknown`, where std's
+//!   `Instant` cannot be read). Relative to one pair of readings taken at
+//!   the first conversion: exact differences, within a stated bound of
+//!   std's clock, never a panic (see the `From` impls).
+//! - `tokio`: the same into `tokio::time::Instant`. fastnow and tokio keep
+//!   separate clocks: `tokio::time::pause` does not move fastnow, and the
+//!   `mock` feature's clocks do not move tokio (see the `From` impls).
+//! - `governor`: `fastnow::governor::FastnowClock`, a clock for governor's
+//!   rate limiters (`RateLimiter::direct_with_clock`), which the `mock`
+//!   feature's clocks drive in tests (needs `std`).
+//!
+//! Rate limiters, caches and metrics take a clock only where they have a
+//! hook for one. governor does (its `clock::Clock` trait). These do not,
+//! so fastnow cannot be their clock: moka (0.12) reads `std::time::Instant`
+//! internally, or `quanta::Instant` with its `quanta` feature, and its
+//! builders take no clock; metrics-util (0.20) takes a `quanta::Clock` (its
+//! `Recency::new(clock, …)`), which only quanta can make, a real one or
+//! quanta's mock; tokio-metrics (0.5) reads `tokio::time::Instant::now()`
+//! in its task monitor (`std::time::Instant` without its `rt` feature) and
+//! `std::time::Instant::now()` in its runtime monitor, and takes no clock.
+//!
 //! Interop features give [`UnixTime`] the traits and conversions of other
 //! crates' time types. Each conversion is exact to the nanosecond both ways;
 //! the ones into `UnixTime` fail with [`OutOfRange`] before 1970 or after
 //! 2554-07-21T23:34:33.709551615Z. None needs `std` (the `prost` one needs
 //! `alloc`, as `prost-types` does), and each dependency is taken without its
-//! default features.
-//! - `serde`: `Serialize`/`Deserialize` as integer nanoseconds, and
-//!   `#[serde(with = "fastnow::serde::rfc3339")]` for RFC 3339 text (see
-//!   the `fastnow::serde` module).
+//! default features. Without any, `UnixTime` displays and parses
+//! ([`FromStr`](core::str::FromStr), [`ParseError`]) as RFC 3339 text.
+//! - `serde`: `Serialize`/`Deserialize` as RFC 3339 text in human-readable
+//!   formats (JSON, YAML…) and as integer nanoseconds in binary ones
+//!   (bincode, postcard…); `#[serde(with = "fastnow::serde::rfc3339")]` and
+//!   `#[serde(with = "fastnow::serde::nanos")]` choose one form for a field
+//!   in every format (see the `fastnow::serde` module). Text is the default
+//!   where people and JavaScript read the data: integer nanoseconds are
+//!   above 2^53, which a JSON reader that parses numbers as doubles rounds
+//!   silently; binary formats keep the exact, compact integer. Integers
+//!   still deserialize in every format.
 //! - `jiff`: `From<UnixTime> for jiff::Timestamp`, `TryFrom<jiff::Timestamp> for UnixTime`.
 //! - `chrono`: `From<UnixTime> for DateTime<Utc>`, `TryFrom<DateTime<Tz>> for UnixTime`.
 //! - `time`: `From<UnixTime>` for `time::OffsetDateTime` (at UTC) and
@@ -94,8 +132,9 @@
 //!   `TryFrom<prost_types::Timestamp> for UnixTime`.
 //!
 //! The crate's `rust-version` is that of its own code; the current releases
-//! of `jiff` (1.x) and `prost-types` (0.14) need Rust 1.85, those of `time`
-//! 1.88 (any `time` from 0.3.41 on is accepted, and 0.3.41 needs 1.67).
+//! of `jiff` (1.x), `prost-types` (0.14) and `tokio` (1.x) need Rust 1.85,
+//! those of `time` 1.88 (any `time` from 0.3.41 on is accepted, and 0.3.41
+//! needs 1.67); `governor` 0.10 builds with the crate's own.
 //!
 //! ```
 //! # #[cfg(all(feature = "jiff", feature = "chrono"))] {
@@ -117,15 +156,18 @@
 extern crate std;
 
 mod atomic;
+mod boot;
 mod cache;
 mod coarse;
 mod info;
 mod interop;
+pub mod migration;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub mod mock;
 mod precise;
 mod source;
+mod thread_cpu;
 mod timekeeper;
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
@@ -135,15 +177,22 @@ mod upkeep;
 mod wall;
 
 pub use atomic::{AtomicInstant, AtomicUnixTime};
+pub use boot::BootInstant;
 pub use cache::{refresh, DEFAULT_RESOLUTION};
 pub use coarse::{recent, recent_unix_nanos};
 pub use info::{clock_info, recalibrate, ClockInfo};
+#[cfg(feature = "governor")]
+#[cfg_attr(docsrs, doc(cfg(feature = "governor")))]
+pub use interop::governor;
+pub use interop::rfc3339::ParseError;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use interop::serde;
 pub use precise::{Instant, MonotonicInstant, MonotonicMode, OrderedInstant};
 pub use source::arch::FreqOrigin;
 pub use source::detect::{Clocksource, EnvOverride, Fallback, Source};
+pub use source::thread_cpu::{ThreadCpuFallback, ThreadCpuSource};
+pub use thread_cpu::{measures_thread_cpu_time, ThreadCpuInstant};
 #[cfg(feature = "std")]
 pub use upkeep::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
 #[cfg(feature = "std")]
@@ -188,9 +237,39 @@ pub mod __test {
         crate::timekeeper::TK.reader_update(check)
     }
 
+    /// The width, in nanoseconds, of the bracket that anchors conversions to
+    /// `std::time::Instant` (taking the anchor if no conversion has yet).
+    #[cfg(all(
+        feature = "std",
+        not(all(target_family = "wasm", target_os = "unknown"))
+    ))]
+    pub fn std_anchor_width() -> u64 {
+        crate::interop::std::anchor_width()
+    }
+
     /// How many states have been published (each update adds one or two).
     pub fn state_generation() -> u64 {
         crate::timekeeper::TK.state.sequence() / 2
+    }
+
+    /// Makes the thread CPU clock's perf event fail to open with `errno`
+    /// (0: opens normally again).
+    pub fn thread_cpu_fail_open(errno: i32) {
+        crate::thread_cpu::hooks::fail_open(errno)
+    }
+
+    /// Makes the thread CPU clock accept a perf page without
+    /// `cap_user_time`, reading its last total (stale): the event's life
+    /// (opening, fork, thread exit) can then be tested on any kernel.
+    pub fn thread_cpu_accept_without_user_time(accept: bool) {
+        crate::thread_cpu::hooks::accept_without_user_time(accept)
+    }
+
+    /// Forgets the thread CPU clock's process-wide route decision and the
+    /// calling thread's state (unmapping its page), so that the next
+    /// reading decides again.
+    pub fn thread_cpu_reset() {
+        crate::thread_cpu::hooks::reset()
     }
 
     /// Runs `hook` at the start of the coarse tier's first refresh (each

@@ -1,7 +1,7 @@
 //! Clocks for tests: time that moves only when the test says so.
 //!
-//! With the `mock` feature, every fastnow clock — the three precise types,
-//! [`unix_nanos`] and [`UnixTime`], the coarse tier ([`recent`],
+//! With the `mock` feature, every fastnow clock — the three precise types
+//! and [`BootInstant`], [`unix_nanos`] and [`UnixTime`], the coarse tier ([`recent`],
 //! [`recent_unix_nanos`], [`refresh`]), the tracing timers — reads a manual
 //! clock while one is installed, so timeouts and expiry can be tested
 //! without sleeping and without flakiness. Two scopes:
@@ -20,9 +20,20 @@
 //!   have them install a mock of their own. A thread-local mock takes
 //!   precedence over the global one on its thread.
 //!
+//! [`ThreadCpuInstant`](crate::ThreadCpuInstant) is not mocked: it reads
+//! the thread's CPU time, which a mock cannot set; a test that needs fixed
+//! CPU times builds them with `ThreadCpuInstant::from_nanos`.
+//!
 //! A mock never touches the real clocks' state: `refresh()` under a mock
 //! returns the mock's time and leaves the shared cache alone. Instants taken
 //! with and without a mock are on different timelines; do not compare them.
+//!
+//! A mock also simulates suspending the machine: `suspend(d)` moves the
+//! Unix time and [`BootInstant`] forward by `d` and leaves the precise
+//! clocks where they are, as a real suspend does to `CLOCK_REALTIME`,
+//! `CLOCK_BOOTTIME` and `CLOCK_MONOTONIC`. A [`BootInstant`] reading is the
+//! mock's monotonic time plus the time suspended so far; `advance` moves
+//! both.
 //!
 //! `advance` only ever moves a mock's time forward: it saturates at the
 //! largest reading (`u64::MAX` nanoseconds) instead of panicking or
@@ -53,6 +64,7 @@
 //! [`recent`]: crate::recent
 //! [`recent_unix_nanos`]: crate::recent_unix_nanos
 //! [`refresh`]: crate::refresh
+//! [`BootInstant`]: crate::BootInstant
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::cell::RefCell;
@@ -65,6 +77,8 @@ use std::time::Duration;
 struct State {
     mono_ns: AtomicU64,
     unix_ns: AtomicU64,
+    /// The time suspended so far: what `BootInstant` adds to `mono_ns`.
+    suspended_ns: AtomicU64,
 }
 
 /// Where a new mock starts: one second of monotonic time, on the timeline
@@ -79,12 +93,14 @@ impl State {
         State {
             mono_ns: AtomicU64::new(START_MONO_NS),
             unix_ns: AtomicU64::new(START_UNIX_NS),
+            suspended_ns: AtomicU64::new(0),
         }
     }
 
     fn reset(&self) {
         self.mono_ns.store(START_MONO_NS, Ordering::Relaxed);
         self.unix_ns.store(START_UNIX_NS, Ordering::Relaxed);
+        self.suspended_ns.store(0, Ordering::Relaxed);
     }
 
     /// Moves both clocks forward by `by`, saturating at `u64::MAX`
@@ -92,8 +108,27 @@ impl State {
     /// advances from several threads all count (none is lost to another's
     /// store) and no thread ever sees a clock go back.
     fn advance(&self, by: Duration) {
+        self.forward(by, [&self.mono_ns, &self.unix_ns]);
+    }
+
+    /// A simulated suspend of `by`: the Unix time and the time suspended
+    /// move forward (saturating, as `advance`), the monotonic time does not.
+    fn suspend(&self, by: Duration) {
+        self.forward(by, [&self.suspended_ns, &self.unix_ns]);
+    }
+
+    /// The boot timeline: the monotonic time plus the time suspended,
+    /// saturating (both only grow, so this never goes back either).
+    fn boot_ns(&self) -> u64 {
+        let suspended = self.suspended_ns.load(Ordering::Relaxed);
+        self.mono_ns
+            .load(Ordering::Relaxed)
+            .saturating_add(suspended)
+    }
+
+    fn forward(&self, by: Duration, clocks: [&AtomicU64; 2]) {
         let ns = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
-        for clock in [&self.mono_ns, &self.unix_ns] {
+        for clock in clocks {
             // A compare-and-exchange loop rather than `fetch_add`, which
             // would wrap; the closure always returns `Some`, so this cannot
             // fail.
@@ -165,6 +200,36 @@ impl MockClock {
     pub fn nanos(&self) -> u64 {
         self.state.mono_ns.load(Ordering::Relaxed)
     }
+
+    /// Simulates suspending the machine for `by`: [`BootInstant`] and the
+    /// Unix time move forward by `by`, the precise clocks ([`Instant`] and
+    /// the others) and the coarse tier's instants do not, as across a real
+    /// suspend. Saturates as [`advance`](Self::advance) does.
+    ///
+    /// ```
+    /// use fastnow::{mock::MockClock, BootInstant, Instant};
+    /// use std::time::Duration;
+    ///
+    /// let clock = MockClock::install();
+    /// let (start, boot_start) = (Instant::now(), BootInstant::now());
+    /// clock.advance(Duration::from_secs(1));
+    /// clock.suspend(Duration::from_secs(60));
+    /// assert_eq!(start.elapsed(), Duration::from_secs(1));
+    /// assert_eq!(boot_start.elapsed(), Duration::from_secs(61));
+    /// ```
+    ///
+    /// [`BootInstant`]: crate::BootInstant
+    /// [`Instant`]: crate::Instant
+    pub fn suspend(&self, by: Duration) {
+        self.state.suspend(by);
+    }
+
+    /// The mock's boot time, in nanoseconds (what its
+    /// [`BootInstant`](crate::BootInstant)s hold): its monotonic time plus
+    /// the time suspended.
+    pub fn boot_nanos(&self) -> u64 {
+        self.state.boot_ns()
+    }
 }
 
 impl Drop for MockClock {
@@ -229,6 +294,17 @@ impl GlobalMockClock {
     pub fn nanos(&self) -> u64 {
         GLOBAL.mono_ns.load(Ordering::Relaxed)
     }
+
+    /// Simulates suspending the machine, as [`MockClock::suspend`] does;
+    /// callable from any thread.
+    pub fn suspend(&self, by: Duration) {
+        GLOBAL.suspend(by);
+    }
+
+    /// The mock's boot time, in nanoseconds (see [`MockClock::boot_nanos`]).
+    pub fn boot_nanos(&self) -> u64 {
+        GLOBAL.boot_ns()
+    }
 }
 
 impl Drop for GlobalMockClock {
@@ -260,6 +336,12 @@ fn read(clock: impl Fn(&State) -> u64) -> Option<u64> {
 #[inline(always)]
 pub(crate) fn nanos() -> Option<u64> {
     read(|s| s.mono_ns.load(Ordering::Relaxed))
+}
+
+/// The mock's boot-timeline nanoseconds, if a mock applies to this thread.
+#[inline(always)]
+pub(crate) fn boot_nanos() -> Option<u64> {
+    read(State::boot_ns)
 }
 
 /// The mock's Unix nanoseconds, if a mock applies to this thread.

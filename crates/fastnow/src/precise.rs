@@ -56,7 +56,7 @@ pub(crate) fn nanos_to_duration(nanos: u64) -> Duration {
 
 /// A `Duration` in nanoseconds, or `None` if it does not fit in 64 bits.
 #[inline]
-fn duration_nanos(d: Duration) -> Option<u64> {
+pub(crate) fn duration_nanos(d: Duration) -> Option<u64> {
     u64::try_from(d.as_nanos()).ok()
 }
 
@@ -272,6 +272,22 @@ fn raise_contended(nanos: u64) -> u64 {
 
 macro_rules! instant_type {
     ($(#[$doc:meta])* $name:ident, $read:path, $label:literal) => {
+        instant_type!(
+            $(#[$doc])* $name, $read, $label,
+            /// Nanoseconds on fastnow's timeline, which advances at
+            /// `CLOCK_MONOTONIC`'s rate and counts from 2^62 ns (146 years)
+            /// before its zero (about when the machine booted): a reading is
+            /// about `CLOCK_MONOTONIC` + 2^62 ns (`CLOCK_UPTIME_RAW` on
+            /// Apple platforms; elsewhere the monotonic clock std reads,
+            /// from the process's first reading). The offset lets an instant
+            /// be moved back a century without leaving the `u64` range. Only
+            /// differences between readings of one process are meaningful
+            /// (under a mock clock of the `mock` feature, which keeps the
+            /// same offset, between readings of that mock).
+        );
+    };
+    // The same, with the docs of `as_nanos` (which say what the timeline is).
+    ($(#[$doc:meta])* $name:ident, $read:path, $label:literal, $(#[$nanos_doc:meta])*) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name {
@@ -339,16 +355,7 @@ macro_rules! instant_type {
                 Some($name { nanos })
             }
 
-            /// Nanoseconds on fastnow's timeline, which advances at
-            /// `CLOCK_MONOTONIC`'s rate and counts from 2^62 ns (146 years)
-            /// before its zero (about when the machine booted): a reading is
-            /// about `CLOCK_MONOTONIC` + 2^62 ns (`CLOCK_UPTIME_RAW` on
-            /// Apple platforms; elsewhere the monotonic clock std reads,
-            /// from the process's first reading). The offset lets an instant
-            /// be moved back a century without leaving the `u64` range. Only
-            /// differences between readings of one process are meaningful
-            /// (under a mock clock of the `mock` feature, which keeps the
-            /// same offset, between readings of that mock).
+            $(#[$nanos_doc])*
             #[inline(always)]
             #[must_use]
             pub const fn as_nanos(&self) -> u64 {
@@ -413,6 +420,9 @@ macro_rules! instant_type {
         }
     };
 }
+
+// `BootInstant` (boot.rs) shares the impls.
+pub(crate) use instant_type;
 
 instant_type!(
     /// A reading of the bare architectural counter: the cheapest clock there is.

@@ -90,7 +90,8 @@ pub fn set_wall_resync_interval(interval: Duration) {
 /// A point in Unix time, in nanoseconds since 1970-01-01 00:00:00 UTC.
 ///
 /// A plain number with `SystemTime` conversions; [`UnixTime::now`] reads the
-/// wall tier and [`UnixTime::recent`] the coarse tier.
+/// wall tier and [`UnixTime::recent`] the coarse tier. It displays and
+/// parses ([`FromStr`](core::str::FromStr)) as RFC 3339 text in UTC.
 ///
 /// ```
 /// use fastnow::UnixTime;
@@ -101,9 +102,12 @@ pub fn set_wall_resync_interval(interval: Duration) {
 /// assert_eq!(UnixTime::try_from(sys).unwrap(), t);
 /// assert_eq!(UnixTime::from_nanos(1_500_000_000).as_secs(), 1);
 /// assert!(t.checked_add(Duration::MAX).is_none());
+/// assert_eq!(t.to_string(), "2026-11-23T13:37:49.732833400Z");
+/// assert_eq!("2026-11-23T14:37:49.7328334+01:00".parse(), Ok(t));
 /// ```
-// Its `Display` and `Debug` (RFC 3339 text) are in `interop::rfc3339`, and
-// `UnixTime::recent` is the coarse tier's, so that this file imports neither.
+// Its `Display`, `Debug` and `FromStr` (RFC 3339 text) are in
+// `interop::rfc3339`, and `UnixTime::recent` is the coarse tier's, so that
+// this file imports neither.
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UnixTime {
     nanos: u64,

@@ -333,6 +333,7 @@ mod serde_formats {
 
     #[derive(Serialize, Deserialize, PartialEq, Debug)]
     struct Record {
+        #[serde(with = "fastnow::serde::nanos")]
         nanos: UnixTime,
         #[serde(with = "fastnow::serde::rfc3339")]
         text: UnixTime,
@@ -344,19 +345,69 @@ mod serde_formats {
         serde_json::from_str(json).map_err(|e| e.to_string())
     }
 
+    /// `fastnow::serde::nanos`: integers in every format, text refused.
     #[test]
     fn integer_nanoseconds() {
+        #[derive(Serialize, Deserialize, PartialEq, Debug)]
+        struct Nanos(#[serde(with = "fastnow::serde::nanos")] UnixTime);
         for n in [0, 1, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
-            let json = serde_json::to_string(&UnixTime::from_nanos(n)).unwrap();
+            let json = serde_json::to_string(&Nanos(UnixTime::from_nanos(n))).unwrap();
             assert_eq!(json, n.to_string());
-            assert_eq!(from_json::<UnixTime>(&json), Ok(UnixTime::from_nanos(n)));
+            assert_eq!(
+                from_json::<Nanos>(&json),
+                Ok(Nanos(UnixTime::from_nanos(n)))
+            );
         }
-        let err = from_json::<UnixTime>("-1").unwrap_err();
+        let err = from_json::<Nanos>("-1").unwrap_err();
         assert!(err.starts_with("time before 1970-01-01T00:00:00Z"), "{err}");
-        let err = from_json::<UnixTime>("18446744073709551616").unwrap_err();
+        let err = from_json::<Nanos>("18446744073709551616").unwrap_err();
         assert!(err.contains("an integer of nanoseconds"), "{err}");
-        let err = from_json::<UnixTime>("\"1970-01-01T00:00:00Z\"").unwrap_err();
+        let err = from_json::<Nanos>("\"1970-01-01T00:00:00Z\"").unwrap_err();
         assert!(err.contains("an integer of nanoseconds"), "{err}");
+    }
+
+    /// The default form: RFC 3339 text in human-readable formats (JSON),
+    /// a `u64` in binary ones; human-readable formats also read integers
+    /// (the form fastnow 0.1 wrote there).
+    #[test]
+    fn default_form() {
+        use serde_test::{assert_de_tokens, assert_tokens, Configure, Token};
+        for n in [0, 1, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
+            let t = UnixTime::from_nanos(n);
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{t}\""));
+            assert_eq!(from_json::<UnixTime>(&json), Ok(t));
+            assert_eq!(from_json::<UnixTime>(&n.to_string()), Ok(t));
+            assert_tokens(&t.compact(), &[Token::U64(n)]);
+            let text = t.to_string();
+            let text: &'static str = Box::leak(text.into_boxed_str());
+            assert_tokens(&t.readable(), &[Token::Str(text)]);
+            assert_de_tokens(&t.readable(), &[Token::U64(n)]);
+        }
+        let t = UnixTime::from_nanos(1_709_210_096_500_000_000);
+        assert_eq!(
+            from_json::<UnixTime>("\"2024-02-29T13:34:56.5+01:00\""),
+            Ok(t)
+        );
+        for (json, says) in [
+            ("-1", "time before 1970-01-01T00:00:00Z"),
+            (
+                "\"1969-12-31T23:59:59Z\"",
+                "time before 1970-01-01T00:00:00Z",
+            ),
+            ("\"2024-02-30T00:00:00Z\"", "2024-02 has no day 30"),
+            (
+                "1.5",
+                "an RFC 3339 date-time from 1970 to 2554, or an integer",
+            ),
+            (
+                "true",
+                "an RFC 3339 date-time from 1970 to 2554, or an integer",
+            ),
+        ] {
+            let err = from_json::<UnixTime>(json).unwrap_err();
+            assert!(err.contains(says), "{json}: {err}");
+        }
     }
 
     /// Formats with 128-bit integers: in range or refused, never wrapped.
@@ -375,6 +426,8 @@ mod serde_formats {
         for &n in EDGES {
             let de: I128Deserializer<ValueError> = n.into_deserializer();
             check_wide(n, UnixTime::deserialize(de));
+            let de: I128Deserializer<ValueError> = n.into_deserializer();
+            check_wide(n, fastnow::serde::nanos::deserialize(de));
             if n >= 0 {
                 let de: U128Deserializer<ValueError> = (n as u128).into_deserializer();
                 check_wide(n, UnixTime::deserialize(de));

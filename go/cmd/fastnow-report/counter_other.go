@@ -1,4 +1,4 @@
-//go:build !amd64 && !arm64 && !(linux && (riscv64 || loong64))
+//go:build !(amd64 || (arm64 && !windows) || (linux && (386 || arm || riscv64 || loong64 || ppc64le || s390x)))
 
 package main
 

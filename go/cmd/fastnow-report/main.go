@@ -8,29 +8,77 @@
 //
 //	go run ./cmd/fastnow-report [-quick] [-json]
 //
-// The verdict is formed from the figures alone, by the rules of the Rust
-// report (crates/fastnow-cli/REPORT.md, "Verdict"). Each fastnow clock is
-// compared with the package time call it would replace (Now().Elapsed()
-// and MonotonicNanotime with time.Since, UnixNano and RecentUnixNano with
-// time.Now().UnixNano()) by the ratio of their medians, worded "2.1× faster
-// than", "1.7× slower than", or "about as fast as" within ±5 %. A clock
-// measured slower than package time's, or only about as fast, is not
-// recommended. A compared clock whose median round took more than 1.25×
-// its fastest (and over 1 ns longer) shows that other work slowed most of
-// its rounds: the costs are then measured again, up to three measurements
-// in all, and if they stay unsteady the verdict declines to conclude,
-// saying the machine was too busy, with each clock's median and the
-// min–max of its rounds. The Go report times no single calls, so the Rust
-// report's second check (costs against latency percentiles) is not made
-// here. With -json, each cost carries its rounds (rounds_ns), steadiness
-// records the measurements taken (attempts), whether the last was steady
-// and what was not (unsteady), and verdict is the sentence printed last.
+// Those two are its only flags (-h lists them). The verdict is formed from
+// the figures alone, by the rules of the Rust report ("Verdict" in
+// https://github.com/fastnow/fastnow/blob/main/crates/fastnow-cli/REPORT.md).
+// Each fastnow clock is compared with the package time call it would replace
+// (Now().Elapsed() and MonotonicNanotime with time.Since, UnixNano and
+// RecentUnixNano with time.Now().UnixNano()) by the ratio of their medians,
+// worded "2.1× faster than", "1.7× slower than", or "about as fast as"
+// within ±5 %. A clock measured slower than package time's, or only about as
+// fast, is not recommended. A compared clock whose median round took more
+// than 1.25× its fastest (and over 1 ns longer) shows that other work slowed
+// most of its rounds: the costs are then measured again, up to three
+// measurements in all, and if they stay unsteady the verdict declines to
+// conclude, saying the machine was too busy, with each clock's median and
+// the min–max of its rounds. The Go report times no single calls, so the
+// Rust report's second check (costs against latency percentiles) is not made
+// here.
+//
+// # JSON
+//
+// With -json the report is one JSON object whose first field,
+// schema_version, says which fields follow and what they mean: it is raised
+// when a field changes meaning or disappears (a new field does not raise
+// it). It versions this report's schema alone; the Rust report's JSON
+// (fastnow report --json) has other fields and a version of its own.
+// Version 1:
+//
+//   - schema_version: 1.
+//   - source: fastnow.Source(), the fields of fastnow.Info under their Go
+//     names (its enumerations as their String).
+//   - gomaxprocs: runtime.GOMAXPROCS(0) while measuring.
+//   - costs: one object per clock, in the order of the table: name, and
+//     the nanoseconds per call of its median, fastest and slowest round
+//     (median_ns, min_ns, max_ns) and of every round in the order run
+//     (rounds_ns).
+//   - ratios: named ratios of two clocks' medians, e.g.
+//     "time.Since / Nanotime" (the first over the second).
+//   - strict_checks: how many times each clock was checked in the strict
+//     cross-goroutine test; strict_violations: each clock's violations, by
+//     name; strict_pinned: whether the two goroutines ran pinned to two
+//     CPUs; strict_control: the clock that must fail the test ("" when
+//     there is none here).
+//   - wall_error_ns: UnixNano's distance from the midpoint of a
+//     time.Now().UnixNano() bracket (median, p99, max).
+//   - coarse_staleness_ms: RecentNanotime's age under a 1 ms upkeep
+//     (median, p99, max).
+//   - first_call_ms: the first Nanotime in a fresh process, detection
+//     included (median, p99, max).
+//   - steadiness: how steady the costs behind the verdict were: the
+//     measurements taken (attempts), whether the last was steady (steady)
+//     and what was not (unsteady).
+//   - boot: fastnow.BootNanotime (BootReport): route and why, ns per call
+//     of BootNanotime, Nanotime and the kernel's boot clock
+//     (boot_ns_per_call, nanotime_ns_per_call, kernel_ns_per_call), and the
+//     interval agreement was measured over by the kernel's boot clock and by
+//     BootNanotime, with the brackets' uncertainty (interval_kernel_ns,
+//     interval_boot_ns, bracket_ns). Absent in reports written before it.
+//   - thread_cpu: fastnow.ThreadCPUNanotime (ThreadCPUReport): the OS call
+//     behind it and why (clock, why, measures_thread_cpu_time), ns per call
+//     of it and of the same call through syscall.Syscall
+//     (thread_cpu_ns_per_call, os_call_ns_per_call), and a busy loop's CPU
+//     by the kernel's clock and by it (busy_kernel_ns, busy_ns), and the CPU
+//     it counted over a sleep (asleep_ns, sleep_ns). Absent in reports
+//     written before it.
+//   - verdict: the sentence printed last.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -60,8 +108,13 @@ type Cost struct {
 	RoundsNs []float64 `json:"rounds_ns"`
 }
 
+// schemaVersion is the -json output's schema_version (the command's doc
+// lists the fields of each version).
+const schemaVersion = 1
+
 // Report is the -json output.
 type Report struct {
+	SchemaVersion    int                `json:"schema_version"` // first, so that a reader meets it before the rest
 	Source           fastnow.Info       `json:"source"`
 	GOMAXPROCS       int                `json:"gomaxprocs"`
 	Costs            []Cost             `json:"costs"`
@@ -75,7 +128,11 @@ type Report struct {
 	FirstCallMs      map[string]float64 `json:"first_call_ms"`
 	// Steadiness says how steady the costs behind the verdict were.
 	Steadiness *Steadiness `json:"steadiness"`
+	Boot       *BootReport `json:"boot,omitempty"` // boot.go
 	Verdict    string      `json:"verdict"`
+
+	// ThreadCPU is fastnow.ThreadCPUNanotime's section (thread_cpu.go).
+	ThreadCPU *ThreadCPUReport `json:"thread_cpu,omitempty"`
 }
 
 // sink receives every reading the timing loops take, so that the compiler
@@ -91,10 +148,21 @@ func main() {
 		fmt.Println(time.Since(start).Nanoseconds())
 		return
 	}
-	testing.Init() // registers -test.benchtime, which testing.Benchmark reads
-	quick := flag.Bool("quick", false, "fewer rounds and samples (about 10 s)")
-	asJSON := flag.Bool("json", false, "print JSON instead of tables")
-	flag.Parse()
+	flags, quick, asJSON := reportFlags(os.Stderr)
+	if err := flags.Parse(os.Args[1:]); err == flag.ErrHelp {
+		os.Exit(0)
+	} else if err != nil {
+		os.Exit(2)
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "fastnow-report: unexpected argument %q\n", flags.Arg(0))
+		flags.Usage()
+		os.Exit(2)
+	}
+	// testing.Benchmark runs each benchmark for -test.benchtime, a flag
+	// that only testing.Init registers, on the default FlagSet; nothing
+	// parses that set here, so the command line never reaches it.
+	testing.Init()
 	benchtime := "300ms"
 	if *quick {
 		benchtime = "100ms"
@@ -226,6 +294,8 @@ func main() {
 		first = append(first, ns)
 	}
 	r.FirstCallMs = summary(first, 1e6)
+	r.Boot = measureBoot(*quick)
+	r.ThreadCPU = measureThreadCPU(*quick)
 	if f, err := figuresOf(r); err != nil {
 		r.Verdict = "No verdict: " + err.Error() + "."
 	} else {
@@ -233,12 +303,36 @@ func main() {
 	}
 
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(r)
+		if err := writeJSON(os.Stdout, r); err != nil {
+			fmt.Fprintln(os.Stderr, "fastnow-report:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	print(r, rounds)
+}
+
+// reportFlags is the report's command line, on a FlagSet of its own:
+// testing.Init registers some thirty -test.* flags on the default one, and
+// -h would list them among the report's.
+func reportFlags(output io.Writer) (flags *flag.FlagSet, quick, asJSON *bool) {
+	flags = flag.NewFlagSet("fastnow-report", flag.ContinueOnError)
+	flags.SetOutput(output)
+	quick = flags.Bool("quick", false, "fewer rounds and samples (about 10 s)")
+	asJSON = flags.Bool("json", false, "print JSON instead of tables (its fields: go doc github.com/fastnow/fastnow/go/cmd/fastnow-report)")
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), "Usage: fastnow-report [-quick] [-json]")
+		flags.PrintDefaults()
+	}
+	return flags, quick, asJSON
+}
+
+// writeJSON writes r as indented JSON, schema_version first.
+func writeJSON(w io.Writer, r Report) error {
+	r.SchemaVersion = schemaVersion
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
 
 // costRows measures every clock's cost in interleaved rounds (each clock
@@ -318,5 +412,11 @@ func print(r Report, rounds int) {
 	fmt.Printf("UnixNano − time.Now: median %.0f ns, p99 %.0f ns, max %.0f ns\n", r.WallErrorNs["median"], r.WallErrorNs["p99"], r.WallErrorNs["max"])
 	fmt.Printf("RecentNanotime age, upkeep 1 ms: median %.3f ms, p99 %.3f ms, max %.3f ms\n", r.StalenessMs["median"], r.StalenessMs["p99"], r.StalenessMs["max"])
 	fmt.Printf("First Nanotime() in a fresh process (detection included, no calibration wait): median %.3f ms, max %.3f ms\n", r.FirstCallMs["median"], r.FirstCallMs["max"])
+	if r.Boot != nil {
+		printBoot(r.Boot)
+	}
+	if r.ThreadCPU != nil {
+		printThreadCPU(r.ThreadCPU)
+	}
 	fmt.Printf("\nVerdict: %s\n", r.Verdict)
 }

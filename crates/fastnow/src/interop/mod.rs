@@ -1,12 +1,17 @@
 //! `UnixTime` and other crates' types, each behind its feature: serde,
 //! jiff, chrono, time, prost. All conversions are exact (every type involved
 //! counts whole nanoseconds); those into `UnixTime` fail with [`OutOfRange`]
-//! outside its range.
+//! outside its range. And the bridges for the instant types: to std's and
+//! tokio's `Instant` (features `std`, `tokio`), and a clock for governor's
+//! rate limiters (feature `governor`).
 
 use crate::wall::{OutOfRange, UnixTime};
 
 #[cfg(feature = "chrono")]
 mod chrono;
+#[cfg(feature = "governor")]
+#[cfg_attr(docsrs, doc(cfg(feature = "governor")))]
+pub mod governor;
 #[cfg(feature = "jiff")]
 mod jiff;
 #[cfg(feature = "prost")]
@@ -15,8 +20,20 @@ pub(crate) mod rfc3339;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod serde;
+// Not in browsers, where std's `Instant::now` panics (fastnow reads
+// `performance.now()` there): no `std::time::Instant` to convert to.
+#[cfg(all(
+    feature = "std",
+    not(all(target_family = "wasm", target_os = "unknown"))
+))]
+pub(crate) mod std;
 #[cfg(feature = "time")]
 mod time;
+#[cfg(all(
+    feature = "tokio",
+    not(all(target_family = "wasm", target_os = "unknown"))
+))]
+mod tokio;
 
 /// Signed nanoseconds since the epoch as a `UnixTime`, or why not.
 pub(crate) fn nanos_from_i128(nanos: i128) -> Result<UnixTime, OutOfRange> {

@@ -1,11 +1,9 @@
 //! The calendar and RFC 3339 text of Unix nanoseconds, shared by
-//! `UnixTime`'s `Display` (here) and `fastnow::serde::rfc3339`
+//! `UnixTime`'s `Display` and `FromStr` (here), `fastnow::serde::rfc3339`
 //! (nanoseconds), and the tracing timers (microseconds).
 //!
 //! Everything here is proleptic Gregorian in UTC without leap seconds, like
 //! Unix time itself, and needs neither `std` nor an allocator.
-// The parser's users are behind features; the unit tests below run without any.
-#![cfg_attr(not(feature = "serde"), allow(dead_code))]
 
 use crate::wall::{OutOfRange, UnixTime};
 use core::fmt;
@@ -151,9 +149,114 @@ impl core::fmt::Debug for UnixTime {
     }
 }
 
+/// Reads RFC 3339 text: the inverse of `Display`, and the same reader as
+/// `#[serde(with = "fastnow::serde::rfc3339")]`.
+///
+/// Accepts any RFC 3339 `date-time` (section 5.6):
+///
+/// - any offset: `Z` (or `z`), `+hh:mm`, `-hh:mm`, converted to UTC
+///   (`-00:00`, "local offset unknown", reads as UTC);
+/// - `T`, `t` or a space between date and time;
+/// - a fraction of the second of any length, provided the digits past the
+///   ninth are zeros: the result is the exact time or an error, never
+///   rounded (`.1234567890` is accepted, `.1234567891` refused);
+/// - a leap second, `23:59:60`, as the first second of the next minute,
+///   as Unix time counts it (so `…T23:59:60Z` and the next day's
+///   `T00:00:00Z` are the same `UnixTime`).
+///
+/// Refuses everything else with a [`ParseError`] that says what was wrong
+/// and where: a syntax error (with the byte it was found at), a field out
+/// of range (month 13, hour 24, offset hour 24), a day the month does not
+/// have, a fraction finer than a nanosecond, or a valid time outside
+/// `UnixTime`'s range, before 1970 or after 2554-07-21T23:34:33.709551615Z
+/// ([`ParseError::out_of_range`]).
+///
+/// ```
+/// use fastnow::UnixTime;
+///
+/// let t: UnixTime = "2024-02-29T13:34:56.5+01:00".parse().unwrap();
+/// assert_eq!(t, UnixTime::from_nanos(1_709_210_096_500_000_000));
+/// assert_eq!(t.to_string(), "2024-02-29T12:34:56.500000000Z");
+/// assert_eq!(t.to_string().parse::<UnixTime>(), Ok(t));
+///
+/// let leap: UnixTime = "2016-12-31T23:59:60Z".parse().unwrap();
+/// assert_eq!(leap, "2017-01-01T00:00:00Z".parse().unwrap());
+///
+/// let err = "2024-02-30T00:00:00Z".parse::<UnixTime>().unwrap_err();
+/// assert!(err.to_string().ends_with("2024-02 has no day 30"));
+/// let err = "1969-07-20T20:17:40Z".parse::<UnixTime>().unwrap_err();
+/// assert!(err.out_of_range().unwrap().is_before_epoch());
+/// ```
+impl core::str::FromStr for UnixTime {
+    type Err = ParseError;
+
+    fn from_str(text: &str) -> Result<UnixTime, ParseError> {
+        parse(text.as_bytes())
+            .map(UnixTime::from_nanos)
+            .map_err(|kind| ParseError { kind })
+    }
+}
+
+/// Why a text is not an RFC 3339 time that [`UnixTime`] can hold: the
+/// error of `UnixTime`'s [`FromStr`](core::str::FromStr).
+///
+/// Its `Display` says what was wrong: what was expected and at which byte,
+/// which field is out of range, which day the month does not have, that the
+/// fraction is finer than a nanosecond, or (the message of
+/// [`OutOfRange`]) that the time is before 1970 or after 2554.
+///
+/// ```
+/// use fastnow::UnixTime;
+///
+/// let err = "2024-02-29 12:34:56".parse::<UnixTime>().unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "not an RFC 3339 date-time (e.g. 2024-02-29T12:34:56.5+01:00): \
+///      expected 'Z' or an offset such as +01:00 at byte 19"
+/// );
+/// assert_eq!(err.position(), Some(19));
+/// assert_eq!(err.out_of_range(), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    kind: Kind,
+}
+
+impl ParseError {
+    /// The byte of the text where the syntax went wrong, for a syntax
+    /// error; `None` for a well-formed text whose values are wrong (month
+    /// 13, a fraction finer than a nanosecond, a time out of range).
+    #[must_use]
+    pub fn position(&self) -> Option<usize> {
+        match self.kind {
+            Kind::Expected(_, at) => Some(at),
+            _ => None,
+        }
+    }
+
+    /// For a valid time that [`UnixTime`] cannot hold (before 1970, after
+    /// 2554), which side it fell on; `None` for any other error.
+    #[must_use]
+    pub fn out_of_range(&self) -> Option<OutOfRange> {
+        match self.kind {
+            Kind::OutOfRange(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.kind, f)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ParseError {}
+
 /// Why a text is not a time [`parse`] accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ParseError {
+pub(crate) enum Kind {
     /// Not RFC 3339 syntax: what was expected, and at which byte.
     Expected(&'static str, usize),
     /// Syntax right, but a field past its limit (month 13, hour 24, …).
@@ -166,23 +269,23 @@ pub(crate) enum ParseError {
     OutOfRange(OutOfRange),
 }
 
-impl fmt::Display for ParseError {
+impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const WHAT: &str = "not an RFC 3339 date-time (e.g. 2024-02-29T12:34:56.5+01:00)";
         match *self {
-            ParseError::Expected(what, at) => write!(f, "{WHAT}: expected {what} at byte {at}"),
-            ParseError::Field(name, value) => {
+            Kind::Expected(what, at) => write!(f, "{WHAT}: expected {what} at byte {at}"),
+            Kind::Field(name, value) => {
                 write!(f, "{WHAT}: {name} {value:02} is out of range")
             }
-            ParseError::NoSuchDay { year, month, day } => {
+            Kind::NoSuchDay { year, month, day } => {
                 write!(f, "{WHAT}: {year:04}-{month:02} has no day {day:02}")
             }
-            ParseError::FinerThanNanos => write!(
+            Kind::FinerThanNanos => write!(
                 f,
                 "the time is more precise than a nanosecond, which UnixTime cannot hold exactly \
                  (digits past the ninth of the fraction must be 0)"
             ),
-            ParseError::OutOfRange(e) => fmt::Display::fmt(&e, f),
+            Kind::OutOfRange(e) => fmt::Display::fmt(&e, f),
         }
     }
 }
@@ -195,8 +298,8 @@ impl fmt::Display for ParseError {
 /// ninth are zeros: the result is exact or an error, never rounded. A leap
 /// second (`:60`) counts as the first second of the next minute, as in Unix
 /// time. Times outside 1970-01-01T00:00:00Z ..=
-/// 2554-07-21T23:34:33.709551615Z are [`ParseError::OutOfRange`].
-pub(crate) fn parse(text: &[u8]) -> Result<u64, ParseError> {
+/// 2554-07-21T23:34:33.709551615Z are [`Kind::OutOfRange`].
+pub(crate) fn parse(text: &[u8]) -> Result<u64, Kind> {
     let mut cur = Cursor { text, at: 0 };
     let year = cur.number(4, "a four-digit year")?;
     cur.byte(b"-", "'-' after the year")?;
@@ -218,12 +321,12 @@ pub(crate) fn parse(text: &[u8]) -> Result<u64, ParseError> {
             if place < 9 {
                 nanos += u32::from(d - b'0') * 10u32.pow(8 - place as u32);
             } else if d != b'0' {
-                return Err(ParseError::FinerThanNanos);
+                return Err(Kind::FinerThanNanos);
             }
             cur.at += 1;
         }
         if cur.at == start {
-            return Err(ParseError::Expected("a digit after '.'", start));
+            return Err(Kind::Expected("a digit after '.'", start));
         }
     }
     let offset_minutes = match cur.byte(b"Zz+-", "'Z' or an offset such as +01:00")? {
@@ -233,10 +336,10 @@ pub(crate) fn parse(text: &[u8]) -> Result<u64, ParseError> {
             cur.byte(b":", "':' in the offset")?;
             let minutes = cur.number(2, "two-digit offset minutes")?;
             if hours > 23 {
-                return Err(ParseError::Field("offset hour", hours));
+                return Err(Kind::Field("offset hour", hours));
             }
             if minutes > 59 {
-                return Err(ParseError::Field("offset minute", minutes));
+                return Err(Kind::Field("offset minute", minutes));
             }
             let offset = i64::from(hours * 60 + minutes);
             if sign == b'-' {
@@ -247,22 +350,22 @@ pub(crate) fn parse(text: &[u8]) -> Result<u64, ParseError> {
         }
     };
     if cur.at != text.len() {
-        return Err(ParseError::Expected("the end of the text", cur.at));
+        return Err(Kind::Expected("the end of the text", cur.at));
     }
     if !(1..=12).contains(&month) {
-        return Err(ParseError::Field("month", month));
+        return Err(Kind::Field("month", month));
     }
     if day == 0 || day > days_in_month(year, month) {
-        return Err(ParseError::NoSuchDay { year, month, day });
+        return Err(Kind::NoSuchDay { year, month, day });
     }
     if hour > 23 {
-        return Err(ParseError::Field("hour", hour));
+        return Err(Kind::Field("hour", hour));
     }
     if minute > 59 {
-        return Err(ParseError::Field("minute", minute));
+        return Err(Kind::Field("minute", minute));
     }
     if second > 60 {
-        return Err(ParseError::Field("second", second));
+        return Err(Kind::Field("second", second));
     }
     let local_secs = days_from_civil(year, month, day) * SECS_PER_DAY as i64
         + i64::from(hour * 3600 + minute * 60 + second);
@@ -271,7 +374,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<u64, ParseError> {
     let unix_nanos = i128::from(utc_secs) * i128::from(NANOS_PER_SEC) + i128::from(nanos);
     crate::interop::nanos_from_i128(unix_nanos)
         .map(|t| t.as_nanos())
-        .map_err(ParseError::OutOfRange)
+        .map_err(Kind::OutOfRange)
 }
 
 struct Cursor<'a> {
@@ -285,24 +388,24 @@ impl Cursor<'_> {
     }
 
     /// One of `allowed`, returned.
-    fn byte(&mut self, allowed: &[u8], what: &'static str) -> Result<u8, ParseError> {
+    fn byte(&mut self, allowed: &[u8], what: &'static str) -> Result<u8, Kind> {
         match self.peek() {
             Some(b) if allowed.contains(&b) => {
                 self.at += 1;
                 Ok(b)
             }
-            _ => Err(ParseError::Expected(what, self.at)),
+            _ => Err(Kind::Expected(what, self.at)),
         }
     }
 
     /// Exactly `width` ASCII digits; the error points at the first.
-    fn number(&mut self, width: usize, what: &'static str) -> Result<u32, ParseError> {
+    fn number(&mut self, width: usize, what: &'static str) -> Result<u32, Kind> {
         let start = self.at;
         let mut value = 0;
         for _ in 0..width {
             match self.peek() {
                 Some(d @ b'0'..=b'9') => value = value * 10 + u32::from(d - b'0'),
-                _ => return Err(ParseError::Expected(what, start)),
+                _ => return Err(Kind::Expected(what, start)),
             }
             self.at += 1;
         }
@@ -318,7 +421,7 @@ mod tests {
 
     const MAX_TEXT: &str = "2554-07-21T23:34:33.709551615Z";
 
-    fn nanos(text: &str) -> Result<u64, ParseError> {
+    fn nanos(text: &str) -> Result<u64, Kind> {
         parse(text.as_bytes())
     }
 
@@ -384,8 +487,8 @@ mod tests {
         assert_eq!(nanos("1970-01-01T01:00:00+01:00"), Ok(0));
         assert_eq!(nanos(MAX_TEXT), Ok(u64::MAX));
         assert_eq!(nanos("2554-07-22T01:34:33.709551615+02:00"), Ok(u64::MAX));
-        let before = |t| matches!(nanos(t), Err(ParseError::OutOfRange(e)) if e.is_before_epoch());
-        let after = |t| matches!(nanos(t), Err(ParseError::OutOfRange(e)) if e.is_after_max());
+        let before = |t| matches!(nanos(t), Err(Kind::OutOfRange(e)) if e.is_before_epoch());
+        let after = |t| matches!(nanos(t), Err(Kind::OutOfRange(e)) if e.is_after_max());
         assert!(before("1969-12-31T23:59:59.999999999Z"));
         assert!(before("1970-01-01T00:00:00+00:01"));
         assert!(before("0000-01-01T00:00:00Z"));
@@ -396,7 +499,7 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_rfc_3339() {
-        use ParseError::*;
+        use Kind::*;
         for (t, err) in [
             ("", Expected("a four-digit year", 0)),
             ("2000-1-01T00:00:00Z", Expected("a two-digit month", 5)),
@@ -573,7 +676,7 @@ mod tests {
                 + i128::from(theirs.timestamp_subsec_nanos());
             match nanos(&t) {
                 Ok(ours) => prop_assert_eq!(i128::from(ours), theirs, "{}", t),
-                Err(ParseError::OutOfRange(e)) => {
+                Err(Kind::OutOfRange(e)) => {
                     prop_assert!(if e.is_before_epoch() { theirs < 0 } else { theirs > i128::from(u64::MAX) }, "{}", t)
                 }
                 Err(e) => prop_assert!(false, "{}: {}", t, e),
@@ -601,7 +704,7 @@ mod tests {
             });
             match (nanos(&t), theirs) {
                 (Ok(ours), Ok(theirs)) => prop_assert_eq!(i128::from(ours), theirs, "{}", t),
-                (Err(ParseError::OutOfRange(_)), Ok(theirs)) => {
+                (Err(Kind::OutOfRange(_)), Ok(theirs)) => {
                     prop_assert!(!(0..=i128::from(u64::MAX)).contains(&theirs), "{}", t)
                 }
                 (Err(_), Err(_)) => {}

@@ -1,12 +1,28 @@
-//! serde support (feature `serde`): [`UnixTime`] is an integer of nanoseconds
-//! since the epoch, and [`rfc3339`] makes a field RFC 3339 text instead.
+//! serde support (feature `serde`): [`UnixTime`] is RFC 3339 text in
+//! human-readable formats and integer nanoseconds in binary ones;
+//! [`rfc3339`] and [`nanos`] choose one form for a field whatever the format.
 //!
-//! `UnixTime` implements `Serialize` as a `u64` and `Deserialize` from any
-//! integer in its range (a negative or too large one is an [`OutOfRange`]
-//! error): compact, exact, and cheap for binary formats. Note that a JSON
-//! reader that parses numbers as doubles (JavaScript's `JSON.parse`) keeps
-//! only 53 bits, about a quarter of a microsecond of today's times; give such
-//! readers [`rfc3339`] text.
+//! `UnixTime`'s own `Serialize` asks the format
+//! ([`is_human_readable`](serde_core::Serializer::is_human_readable)), as
+//! serde's `IpAddr` does:
+//!
+//! - **human-readable** formats (JSON, YAML, TOML, RON…) get UTC text with
+//!   all nine fraction digits, `"2024-02-29T12:34:56.123456789Z"`, as
+//!   [`rfc3339`] writes it: exact in every reader, readable, and what chrono's
+//!   and jiff's types write by default;
+//! - **binary** formats (bincode, postcard…) get a `u64` of nanoseconds
+//!   since the epoch, as [`nanos`] writes it: eight bytes, exact, and cheap.
+//!
+//! Why not integers everywhere: every time after April 1970 is above 2^53
+//! nanoseconds, and a JSON reader that parses numbers as doubles
+//! (JavaScript's `JSON.parse`, and many others) silently rounds it, to
+//! about a quarter of a microsecond today. Text cannot be misread that way.
+//!
+//! `Deserialize` reads what `Serialize` writes, and in human-readable
+//! formats also an integer of nanoseconds, which is what this crate wrote
+//! there in its 0.1 releases: stored data keeps reading. Text is read as
+//! [`rfc3339`] reads it (any offset; exact or refused), integers as
+//! [`nanos`] does.
 //!
 //! ```
 //! use fastnow::UnixTime;
@@ -15,7 +31,7 @@
 //! #[derive(Serialize, Deserialize, PartialEq, Debug)]
 //! struct Event {
 //!     at: UnixTime,
-//!     #[serde(with = "fastnow::serde::rfc3339")]
+//!     #[serde(with = "fastnow::serde::nanos")]
 //!     logged: UnixTime,
 //! }
 //!
@@ -24,9 +40,12 @@
 //! let json = serde_json::to_string(&event).unwrap();
 //! assert_eq!(
 //!     json,
-//!     r#"{"at":1709210096123456789,"logged":"2024-02-29T12:34:56.123456789Z"}"#
+//!     r#"{"at":"2024-02-29T12:34:56.123456789Z","logged":1709210096123456789}"#
 //! );
 //! assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), event);
+//! // Integers still read as the default form.
+//! let old = r#"{"at":1709210096123456789,"logged":1709210096123456789}"#;
+//! assert_eq!(serde_json::from_str::<Event>(old).unwrap(), event);
 //! ```
 //!
 //! [`OutOfRange`]: crate::OutOfRange
@@ -37,25 +56,35 @@ use core::fmt;
 use serde_core::de::{self, Deserializer, Visitor};
 use serde_core::{Deserialize, Serialize, Serializer};
 
-/// As a `u64` of nanoseconds since the epoch (feature `serde`).
+/// RFC 3339 text in human-readable formats, a `u64` of nanoseconds since
+/// the epoch in binary ones (feature `serde`; see the [module docs](self)).
 ///
 /// ```
 /// let t = fastnow::UnixTime::from_nanos(1_500_000_000);
-/// assert_eq!(serde_json::to_string(&t).unwrap(), "1500000000");
+/// assert_eq!(serde_json::to_string(&t).unwrap(), r#""1970-01-01T00:00:01.500000000Z""#);
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for UnixTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self.as_nanos())
+        if serializer.is_human_readable() {
+            rfc3339::serialize(self, serializer)
+        } else {
+            nanos::serialize(self, serializer)
+        }
     }
 }
 
-/// From an integer of nanoseconds since the epoch, 0 to `u64::MAX` (feature
-/// `serde`).
+/// In human-readable formats, RFC 3339 text (as [`rfc3339`] reads it) or an
+/// integer of nanoseconds since the epoch; in binary ones, the integer
+/// (feature `serde`). An integer out of range (negative, or past
+/// `u64::MAX`) and a time before 1970 or after 2554 are an
+/// [`OutOfRange`](crate::OutOfRange) error.
 ///
 /// ```
 /// use fastnow::UnixTime;
 ///
+/// let t: UnixTime = serde_json::from_str(r#""1970-01-01T01:00:01.5+01:00""#).unwrap();
+/// assert_eq!(t, UnixTime::from_nanos(1_500_000_000));
 /// let t: UnixTime = serde_json::from_str("1500000000").unwrap();
 /// assert_eq!(t, UnixTime::from_nanos(1_500_000_000));
 /// let err = serde_json::from_str::<UnixTime>("-1").unwrap_err();
@@ -64,10 +93,16 @@ impl Serialize for UnixTime {
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for UnixTime {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
-        deserializer.deserialize_u64(NanosVisitor)
+        if deserializer.is_human_readable() {
+            deserializer.deserialize_any(EitherVisitor)
+        } else {
+            nanos::deserialize(deserializer)
+        }
     }
 }
 
+/// Integers of nanoseconds since the epoch, in range or refused (never
+/// wrapped).
 struct NanosVisitor;
 
 impl Visitor<'_> for NanosVisitor {
@@ -94,8 +129,191 @@ impl Visitor<'_> for NanosVisitor {
     }
 }
 
-/// RFC 3339 text for a `UnixTime` field: `#[serde(with = "fastnow::serde::rfc3339")]`
-/// (and [`rfc3339::option`] for `Option<UnixTime>`).
+/// RFC 3339 text or an integer of nanoseconds: the default form in
+/// human-readable formats.
+struct EitherVisitor;
+
+impl Visitor<'_> for EitherVisitor {
+    type Value = UnixTime;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "an RFC 3339 date-time from 1970 to 2554, or an integer of nanoseconds since \
+             1970-01-01T00:00:00Z",
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<UnixTime, E> {
+        rfc3339::TextVisitor.visit_str(v)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<UnixTime, E> {
+        rfc3339::TextVisitor.visit_bytes(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<UnixTime, E> {
+        NanosVisitor.visit_u64(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<UnixTime, E> {
+        NanosVisitor.visit_i64(v)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<UnixTime, E> {
+        NanosVisitor.visit_u128(v)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<UnixTime, E> {
+        NanosVisitor.visit_i128(v)
+    }
+}
+
+/// Integer nanoseconds for a `UnixTime` field, in every format:
+/// `#[serde(with = "fastnow::serde::nanos")]` (and [`nanos::option`] for
+/// `Option<UnixTime>`).
+///
+/// **Writes** a `u64` of nanoseconds since 1970-01-01T00:00:00Z: compact and
+/// exact, but above 2^53, so a reader that parses JSON numbers as doubles
+/// (JavaScript) rounds it; give such readers the default text.
+///
+/// **Reads** any integer from 0 to `u64::MAX` (a negative or larger one,
+/// in formats with 128-bit integers too, is an
+/// [`OutOfRange`](crate::OutOfRange) error, never wrapped); text is
+/// refused.
+///
+/// ```
+/// use fastnow::UnixTime;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, PartialEq, Debug)]
+/// struct Row {
+///     #[serde(with = "fastnow::serde::nanos")]
+///     at: UnixTime,
+/// }
+///
+/// let row = Row { at: UnixTime::from_nanos(1_500_000_000) };
+/// let json = serde_json::to_string(&row).unwrap();
+/// assert_eq!(json, r#"{"at":1500000000}"#);
+/// assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), row);
+/// let err = serde_json::from_str::<Row>(r#"{"at":-1}"#).unwrap_err();
+/// assert!(err.to_string().starts_with("time before 1970-01-01T00:00:00Z"));
+/// ```
+pub mod nanos {
+    use super::*;
+
+    /// Serializes `time` as a `u64` of nanoseconds since the epoch.
+    ///
+    /// ```
+    /// let t = fastnow::UnixTime::from_nanos(1);
+    /// let n = fastnow::serde::nanos::serialize(&t, serde_json::value::Serializer).unwrap();
+    /// assert_eq!(n, 1);
+    /// ```
+    pub fn serialize<S: Serializer>(time: &UnixTime, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(time.as_nanos())
+    }
+
+    /// Deserializes an integer of nanoseconds since the epoch.
+    ///
+    /// ```
+    /// use fastnow::UnixTime;
+    ///
+    /// let t = fastnow::serde::nanos::deserialize(serde_json::json!(1)).unwrap();
+    /// assert_eq!(t, UnixTime::from_nanos(1));
+    /// ```
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<UnixTime, D::Error> {
+        deserializer.deserialize_u64(NanosVisitor)
+    }
+
+    /// Integer nanoseconds for an `Option<UnixTime>` field, `None` as the
+    /// format's null: `#[serde(with = "fastnow::serde::nanos::option")]`.
+    ///
+    /// ```
+    /// use fastnow::UnixTime;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    /// struct Job {
+    ///     #[serde(with = "fastnow::serde::nanos::option", default)]
+    ///     done: Option<UnixTime>,
+    /// }
+    ///
+    /// let job = Job { done: Some(UnixTime::from_nanos(7)) };
+    /// let json = serde_json::to_string(&job).unwrap();
+    /// assert_eq!(json, r#"{"done":7}"#);
+    /// assert_eq!(serde_json::from_str::<Job>(&json).unwrap(), job);
+    /// assert_eq!(serde_json::to_string(&Job { done: None }).unwrap(), r#"{"done":null}"#);
+    /// assert_eq!(serde_json::from_str::<Job>("{}").unwrap(), Job { done: None });
+    /// ```
+    pub mod option {
+        use super::*;
+
+        /// Serializes `Some` as a `u64` of nanoseconds and `None` as none.
+        ///
+        /// ```
+        /// let n = fastnow::serde::nanos::option::serialize(
+        ///     &Some(fastnow::UnixTime::from_nanos(7)),
+        ///     serde_json::value::Serializer,
+        /// );
+        /// assert_eq!(n.unwrap(), 7);
+        /// ```
+        pub fn serialize<S: Serializer>(
+            time: &Option<UnixTime>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            match time {
+                Some(t) => serializer.serialize_some(&t.as_nanos()),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        /// Deserializes an integer of nanoseconds as `Some`, and none (null)
+        /// as `None`.
+        ///
+        /// ```
+        /// use fastnow::serde::nanos::option::deserialize;
+        ///
+        /// assert_eq!(deserialize(serde_json::Value::Null).unwrap(), None);
+        /// let n = serde_json::json!(1_000_000_000);
+        /// assert_eq!(deserialize(n).unwrap(), Some(fastnow::UnixTime::from_nanos(1_000_000_000)));
+        /// ```
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<UnixTime>, D::Error> {
+            deserializer.deserialize_option(OptionVisitor)
+        }
+
+        struct OptionVisitor;
+
+        impl<'de> Visitor<'de> for OptionVisitor {
+            type Value = Option<UnixTime>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer of nanoseconds since 1970-01-01T00:00:00Z, or none")
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
+                Ok(None)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
+                Ok(None)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Option<UnixTime>, D::Error> {
+                super::deserialize(deserializer).map(Some)
+            }
+        }
+    }
+}
+
+/// RFC 3339 text for a `UnixTime` field, in every format (binary ones
+/// too, where the default is an integer):
+/// `#[serde(with = "fastnow::serde::rfc3339")]` (and [`rfc3339::option`] for
+/// `Option<UnixTime>`). The parsing is `UnixTime`'s
+/// [`FromStr`](core::str::FromStr).
 ///
 /// **Writes** UTC with all nine digits of the fraction, e.g.
 /// `2024-02-29T12:34:56.123456789Z`: exact, and always 30 bytes, so the texts
@@ -154,7 +372,7 @@ pub mod rfc3339 {
         deserializer.deserialize_str(TextVisitor)
     }
 
-    struct TextVisitor;
+    pub(super) struct TextVisitor;
 
     impl Visitor<'_> for TextVisitor {
         type Value = UnixTime;

@@ -3,8 +3,9 @@
 //! mind.
 //!
 //! The counter is used when the hardware has one, it ticks at a constant
-//! rate, reading it does not fault in this process, and, on Linux x86, the
-//! kernel itself chose the TSC as its clocksource: the kernel checks at boot
+//! rate, reading it does not fault in this process, and, on Linux and
+//! FreeBSD x86, the kernel itself chose the TSC as its clocksource
+//! (FreeBSD: its timecounter, `kern.timecounter.hardware`): the kernel checks at boot
 //! that the TSCs of all CPUs agree and keeps watching them, so following its
 //! verdict means fastnow never trusts a counter the kernel distrusts. The
 //! timekeeper asks again every second ([`KernelVerdict`]), so a counter the
@@ -43,9 +44,13 @@ pub enum Fallback {
     /// The kernel's current clocksource could not be read (a container or
     /// sandbox that hides `/sys`), so nothing vouches for the counter.
     ClocksourceUnknown,
-    /// Reading the counter would fault in this process (x86:
-    /// `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`), or it is not set up (aarch64:
-    /// `CNTFRQ_EL0` is zero).
+    /// Reading the counter would fault in this process, or it is not set
+    /// up: x86 under `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, or a 32-bit CPU
+    /// without `RDTSC` or without both `RDTSCP` and `LFENCE`; aarch64 with
+    /// `CNTFRQ_EL0` zero; 32-bit Arm where the kernel does not say it lets
+    /// user space read the generic timer (no `HWCAP_EVTSTRM`, as under
+    /// qemu-arm) — never tried, since trying would fault; s390x with the
+    /// TOD clock stopped, or reading a date from 1949 to 2019.
     Disabled,
     /// The counter did not advance between two reads during detection.
     Stalled,
@@ -129,7 +134,7 @@ impl Clocksource {
 
     /// Whether `raw` looks like what the kernel writes there: a name of
     /// lower-case letters, digits, `-` and `_`, then a line feed.
-    #[cfg_attr(not(unix), allow(dead_code))]
+    #[cfg_attr(not(all(unix, not(target_os = "freebsd"))), allow(dead_code))]
     fn plausible(raw: &[u8]) -> bool {
         let name = raw.strip_suffix(b"\n").unwrap_or(raw);
         !name.is_empty()
@@ -167,7 +172,11 @@ impl fmt::Display for Fallback {
                 "the kernel's clocksource could not be read, so nothing vouches for the counter \
                  (set FASTNOW_CLOCK=counter to use it anyway)",
             ),
-            Fallback::Disabled => f.write_str("the counter cannot be read in this process"),
+            Fallback::Disabled => write!(
+                f,
+                "the counter cannot be read in this process ({})",
+                DISABLED_WHY
+            ),
             Fallback::Stalled => f.write_str("the counter did not advance"),
             Fallback::TooSlow => {
                 f.write_str("the counter is too slow for fastnow's fixed-point conversion")
@@ -177,12 +186,32 @@ impl fmt::Display for Fallback {
     }
 }
 
+/// Why a counter is disabled, on this target (see [`Fallback::Disabled`]).
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+const DISABLED_WHY: &str =
+    "prctl(PR_SET_TSC) makes RDTSC fault, or the CPU lacks RDTSC or an ordered read";
+#[cfg(target_arch = "aarch64")]
+const DISABLED_WHY: &str = "CNTFRQ_EL0 is zero: the timer is not set up";
+#[cfg(target_arch = "arm")]
+const DISABLED_WHY: &str =
+    "the kernel does not say user space may read the generic timer: no HWCAP_EVTSTRM";
+#[cfg(target_arch = "s390x")]
+const DISABLED_WHY: &str = "the TOD clock is not running, or reads a date before 2020";
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "arm",
+    target_arch = "s390x"
+)))]
+const DISABLED_WHY: &str = "not set up";
+
 /// What the kernel says about the counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(any(unix, windows)), allow(dead_code))]
 pub(crate) enum KernelVerdict {
-    /// No kernel verdict exists on this platform (not Linux x86, or no
-    /// file system access): the hardware's word is all there is.
+    /// No kernel verdict exists on this platform (not x86 Linux, FreeBSD or
+    /// Windows, or no file system access): the hardware's word is all there is.
     NotApplicable,
     /// The kernel's clocksource is this; it vouches for the counter when it
     /// is the counter's own name.
@@ -195,7 +224,7 @@ impl KernelVerdict {
     /// The fallback this verdict calls for, if any.
     fn fallback(self) -> Option<Fallback> {
         match (self, KERNEL_NAME_OF_COUNTER) {
-            (KernelVerdict::Clocksource(cs), Some(name)) if cs.as_str() != name => {
+            (KernelVerdict::Clocksource(cs), Some(_)) if !names_the_counter(cs.as_str()) => {
                 Some(Fallback::KernelClocksource(cs))
             }
             (KernelVerdict::Unreadable, _) => Some(Fallback::ClocksourceUnknown),
@@ -212,42 +241,73 @@ impl KernelVerdict {
 }
 
 /// The kernel's name for the counter when it uses it as its clocksource,
-/// where the kernel's verdict is checked: Linux on x86_64, and Windows on
-/// x86_64 (its rule is at `read_verdict`). aarch64 is not
-/// checked: its counter is architecturally shared by all cores (and under
-/// qemu-user sysfs describes the host, not the emulated machine).
+/// where the kernel's verdict is checked: Linux on x86 (64- and 32-bit),
+/// Windows on x86 (its rule is at `read_verdict`), and FreeBSD on x86,
+/// whose timecounter is `TSC` or `TSC-low` (see `names_the_counter`). The
+/// other architectures are not checked: each has one counter that the
+/// architecture makes common to all cores (and under qemu-user sysfs
+/// describes the host, not the emulated machine).
 #[cfg(all(
-    target_arch = "x86_64",
+    any(target_arch = "x86_64", target_arch = "x86"),
     any(target_os = "linux", target_os = "android", windows)
 ))]
 const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("tsc");
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "x86"),
+    target_os = "freebsd"
+))]
+const KERNEL_NAME_OF_COUNTER: Option<&str> = Some("TSC");
 #[cfg(not(all(
-    target_arch = "x86_64",
-    any(target_os = "linux", target_os = "android", windows)
+    any(target_arch = "x86_64", target_arch = "x86"),
+    any(
+        target_os = "linux",
+        target_os = "android",
+        windows,
+        target_os = "freebsd"
+    )
 )))]
 const KERNEL_NAME_OF_COUNTER: Option<&str> = None;
 
-#[cfg(unix)]
+/// Whether a clocksource name is the counter's: the kernel vouches for it.
+fn names_the_counter(name: &str) -> bool {
+    if cfg!(target_os = "freebsd") {
+        freebsd_timecounter_is_tsc(name)
+    } else {
+        Some(name) == KERNEL_NAME_OF_COUNTER
+    }
+}
+
+/// FreeBSD names its TSC timecounter `TSC`, or `TSC-low` when it reads the
+/// counter shifted right (on CPUs where the full rate would overflow its
+/// 32-bit timecounter arithmetic too soon); it registers it only when it
+/// found the TSC invariant and, on SMP, synchronised across CPUs (its
+/// `tsc.c`), as Linux does with `tsc`. Every other timecounter (`HPET`,
+/// `ACPI-fast`, `i8254`, `kvmclock` …) is not the counter.
+fn freebsd_timecounter_is_tsc(name: &str) -> bool {
+    name == "TSC" || name.starts_with("TSC-")
+}
+
+#[cfg(all(unix, not(target_os = "freebsd")))]
 const CLOCKSOURCE_PATH: &core::ffi::CStr =
     c"/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 /// Where the kernel's verdict is read from, kept open between reads.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct VerdictFile {
-    #[cfg(unix)]
+    #[cfg(all(unix, not(target_os = "freebsd")))]
     file: Option<crate::source::os::file::OpenFile>,
     /// Reads of the counter's own name trusted without an identity check
     /// since the last check (see `read_verdict`).
-    #[cfg(unix)]
+    #[cfg(all(unix, not(target_os = "freebsd")))]
     trusted: u8,
 }
 
 impl VerdictFile {
     /// Not opened yet.
     pub(crate) const CLOSED: VerdictFile = VerdictFile {
-        #[cfg(unix)]
+        #[cfg(all(unix, not(target_os = "freebsd")))]
         file: None,
-        #[cfg(unix)]
+        #[cfg(all(unix, not(target_os = "freebsd")))]
         trusted: 0,
     };
 }
@@ -276,10 +336,10 @@ pub(crate) fn kernel_verdict(f: &mut VerdictFile) -> KernelVerdict {
 
 /// How often, at least, the descriptor that gave the counter's own name is
 /// checked (every other answer is checked each time). Go's is the same.
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "freebsd")))]
 const VERIFY_EVERY: u8 = 8;
 
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "freebsd")))]
 fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
     use crate::source::os::file::OpenFile;
     let mut buf = [0u8; 32];
@@ -297,7 +357,7 @@ fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
             .filter(|text| Clocksource::plausible(text))
             .map(Clocksource::new);
         if let Some(cs) = name {
-            if Some(cs.as_str()) == KERNEL_NAME_OF_COUNTER && f.trusted < VERIFY_EVERY - 1 {
+            if names_the_counter(cs.as_str()) && f.trusted < VERIFY_EVERY - 1 {
                 f.trusted += 1;
                 return KernelVerdict::Clocksource(cs);
             }
@@ -351,6 +411,35 @@ fn read_verdict(_f: &mut VerdictFile) -> KernelVerdict {
     name.copy_within(start.., 4);
     let len = 4 + (name.len() - start);
     KernelVerdict::Clocksource(Clocksource::new(&name[..len]))
+}
+
+/// FreeBSD says which timecounter it keeps time with in the sysctl
+/// `kern.timecounter.hardware` (a string; one system call, nothing kept
+/// open).
+#[cfg(target_os = "freebsd")]
+fn read_verdict(_f: &mut VerdictFile) -> KernelVerdict {
+    let mut buf = [0u8; 32];
+    let mut len = buf.len();
+    // SAFETY: the name is NUL-terminated; `buf` and `len` describe a live,
+    // writable buffer of `len` bytes (a longer value fails with ENOMEM,
+    // writing nothing past it); no new value is set.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"kern.timecounter.hardware".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            core::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || len > buf.len() {
+        return KernelVerdict::Unreadable;
+    }
+    let name = buf[..len].split(|&b| b == 0).next().unwrap_or(&[]);
+    if name.is_empty() || !name.iter().all(|b| b.is_ascii_graphic()) {
+        return KernelVerdict::Unreadable;
+    }
+    KernelVerdict::Clocksource(Clocksource::new(name))
 }
 
 #[cfg(not(any(unix, windows)))]
@@ -564,7 +653,7 @@ mod tests {
     /// a daemon's close-all then open): its text never counts. Text other
     /// than the counter's name is caught at once; the counter's name within
     /// `VERIFY_EVERY` reads. The other file is never closed.
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "x86")))]
     #[test]
     fn a_descriptor_taken_by_another_file_is_not_believed() {
         use std::io::Write;
@@ -609,6 +698,22 @@ mod tests {
             // SAFETY: the copy made by dup2 above, closed once.
             unsafe { libc::close(fd) };
             let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    /// FreeBSD's verdict: its TSC timecounters by either name vouch for the
+    /// counter; any other timecounter does not.
+    #[test]
+    fn freebsd_timecounter_names() {
+        assert!(freebsd_timecounter_is_tsc("TSC"));
+        assert!(freebsd_timecounter_is_tsc("TSC-low"));
+        for other in ["HPET", "ACPI-fast", "i8254", "kvmclock", "tsc", "TSCX", ""] {
+            assert!(!freebsd_timecounter_is_tsc(other), "{other}");
+        }
+        // On this target, the name the verdict checks against vouches.
+        if let Some(name) = KERNEL_NAME_OF_COUNTER {
+            assert!(names_the_counter(name));
+            assert!(!names_the_counter("hpet") && !names_the_counter("HPET"));
         }
     }
 

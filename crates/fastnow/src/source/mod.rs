@@ -5,3 +5,4 @@
 pub(crate) mod arch;
 pub(crate) mod detect;
 pub(crate) mod os;
+pub(crate) mod thread_cpu;

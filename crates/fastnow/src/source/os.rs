@@ -26,6 +26,37 @@ pub(crate) fn monotonic_nanos() -> u64 {
     clock_nanos(clock)
 }
 
+/// Nanoseconds of the monotonic clock that also counts the time the machine
+/// spent suspended, on the same base as [`monotonic_nanos`] (the two differ
+/// by the time suspended): `CLOCK_BOOTTIME` on Linux and Android; on Apple
+/// platforms `CLOCK_MONOTONIC_RAW`, the clock of `mach_continuous_time`
+/// (`CLOCK_UPTIME_RAW` is `mach_absolute_time`'s). Other Unix systems
+/// (FreeBSD's `CLOCK_BOOTTIME` is its uptime clock, which stops in suspend)
+/// have none: the monotonic clock. So does a system that refuses the call
+/// (a seccomp filter denying it where the vDSO does not serve it): readings
+/// then stop counting suspend rather than stop.
+#[cfg(unix)]
+#[inline]
+pub(crate) fn boottime_nanos() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let clock = libc::CLOCK_BOOTTIME;
+    #[cfg(target_vendor = "apple")]
+    let clock = libc::CLOCK_MONOTONIC_RAW;
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+            #[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some targets
+            return saturating_nanos(ts.tv_sec as i64, ts.tv_nsec as u32);
+        }
+    }
+    monotonic_nanos()
+}
+
 /// Nanoseconds since the Unix epoch from `CLOCK_REALTIME`: 0 for a clock set
 /// before 1970, `u64::MAX` for one set after 2554 (the range of a `u64` of
 /// nanoseconds), never a wrapped value.
@@ -86,6 +117,15 @@ pub(crate) fn monotonic_nanos() -> u64 {
     static BASE: OnceLock<platform::Instant> = OnceLock::new();
     let base = *BASE.get_or_init(platform::Instant::now);
     u64::try_from(platform::Instant::now().duration_since(base).as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Where fastnow has no Unix call, the monotonic clock: on Windows that is
+/// `QueryPerformanceCounter`, which already counts the time the machine
+/// spent asleep or hibernating (as the interrupt time does); WASI and the
+/// browser have no clock that tells suspend apart.
+#[cfg(all(not(unix), feature = "std"))]
+pub(crate) fn boottime_nanos() -> u64 {
+    monotonic_nanos()
 }
 
 #[cfg(all(not(unix), feature = "std"))]
@@ -226,9 +266,18 @@ pub(crate) mod file {
         /// Whether they are this file's is for [`is_ours`](Self::is_ours)
         /// to say, after the read.
         pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Option<usize> {
+            self.read_at(buf, 0)
+        }
+
+        /// Reads from byte `offset` of the file into `buf` (a longer file,
+        /// such as `/proc/cpuinfo`, a piece at a time); the bytes read, 0 at
+        /// the end. The same caveat as `read_at_start`.
+        pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<usize> {
+            let offset = libc::off_t::try_from(offset).ok()?;
             // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
-            // reads do not block, so EINTR is not retried: a failure is a failure.)
-            let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            // and procfs reads do not block, so EINTR is not retried: a
+            // failure is a failure.)
+            let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), offset) };
             (n >= 0).then_some(n as usize)
         }
 
@@ -249,7 +298,11 @@ pub(crate) mod file {
         }
 
         /// The descriptor (tests that hand its number to another file).
-        #[cfg(test)]
+        #[cfg(all(
+            test,
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "x86")
+        ))]
         pub(crate) fn fd(&self) -> i32 {
             self.fd
         }

@@ -12,13 +12,15 @@
 //! Here: the [`Timekeeper`], what it holds and the state machine's
 //! constants. `state` has the state's layout and conversion, `read` every
 //! reader's paths, `writer` and `switch` the state updates, `latch` the
-//! publication, `calibrate` the rate measurement and `line` the fixed-point
-//! conversion. A state update falls on the reader that reaches a piece's
-//! `trigger`, or, while the upkeep thread runs, on that thread alone
+//! publication, `calibrate` the rate measurement, `line` the fixed-point
+//! conversion and `boot` the boot timeline's offset. A state update falls
+//! on the reader that reaches a piece's `trigger`, or, while the upkeep
+//! thread runs, on that thread alone
 //! (spec/SEMANTICS.md, "Who updates"; BENCHMARKS.md, "State updates on a
 //! reader", has what each costs). Tests drive it all on simulated clocks
 //! through [`Clocks`].
 
+mod boot;
 pub(crate) mod calibrate;
 pub(crate) mod latch;
 pub(crate) mod line;
@@ -117,6 +119,9 @@ pub(crate) trait Clocks: Sync {
     fn mono(&self) -> u64;
     /// `CLOCK_REALTIME` nanoseconds (saturated to the `u64` range).
     fn real(&self) -> u64;
+    /// `CLOCK_BOOTTIME` nanoseconds: `mono`'s clock plus the time the
+    /// machine spent suspended (where the OS has no such clock, `mono`).
+    fn boot(&self) -> u64;
     /// Detection: what the hardware, the kernel and the environment say.
     fn observe(&self, f: &mut detect::VerdictFile) -> Decision;
     /// The kernel's verdict on the counter, read again.
@@ -142,6 +147,10 @@ impl Clocks for Machine {
     #[inline(always)]
     fn real(&self) -> u64 {
         os::realtime_nanos()
+    }
+    #[inline(always)]
+    fn boot(&self) -> u64 {
+        os::boottime_nanos()
     }
     fn observe(&self, f: &mut detect::VerdictFile) -> Decision {
         let decision = detect::observe(f);
@@ -169,9 +178,17 @@ pub(crate) struct Timekeeper<C: Clocks = Machine> {
     wall_interval: AtomicU64,
     /// The process's first moment (0: none yet); see `before_first`.
     first_mono: AtomicU64,
+    /// The boot offset readers and the first state agree on
+    /// (`boot::NO_OFFSET`: none yet); see `first_boot_offset`.
+    first_boot: AtomicU64,
     /// How many readings returned a lower bound (a writer held the lock
     /// past a state's end): readings the clock slowed for.
     pub(crate) slowed: AtomicU64,
+    /// Set, for good, before the first counter state is published: from
+    /// then on reading the counter cannot fault (detection has accepted
+    /// it), so the ordered fast path may read it before loading the state
+    /// (see `read::read_nanos_ordered`).
+    pub(crate) counter_read: AtomicBool,
 }
 
 /// The process's timekeeper.
@@ -188,7 +205,9 @@ impl<C: Clocks> Timekeeper<C> {
             upkeep_due: AtomicU64::new(0),
             wall_interval: AtomicU64::new(0),
             first_mono: AtomicU64::new(0),
+            first_boot: AtomicU64::new(boot::NO_OFFSET),
             slowed: AtomicU64::new(0),
+            counter_read: AtomicBool::new(false),
         }
     }
 
@@ -242,6 +261,8 @@ pub(crate) struct Keeper {
     window: Window,
     /// Tightest bracket seen (a yardstick for preempted ones).
     min_width: u64,
+    /// Tightest bracket of a boot offset measurement seen, in ns (`boot`).
+    boot_width: u64,
     period_ns: u64,
     /// The newest accepted rate (the next piece's slope).
     rate: u64,
@@ -284,9 +305,11 @@ impl Keeper {
                     slope: 0,
                 },
                 wall_deadline: 0,
+                boot_offset: 0,
             },
             window: Window::new(),
             min_width: u64::MAX,
+            boot_width: u64::MAX,
             period_ns: MIN_PERIOD_NS,
             rate: 0,
             suspect: None,

@@ -16,13 +16,38 @@ impl<C: Clocks> Timekeeper<C> {
     /// A reading, from a bare or an ordered counter read.
     #[inline(always)]
     pub(crate) fn read_nanos(&self, ordered: bool) -> u64 {
+        if ordered {
+            return self.read_nanos_ordered();
+        }
         let (takeover, span, line) = self.fast_words();
         if span != 0 {
-            let t = if ordered {
-                self.clocks.counter_ordered()
-            } else {
-                self.clocks.counter()
-            };
+            let t = self.clocks.counter();
+            if t.wrapping_sub(takeover) < span {
+                return line.at(t);
+            }
+        }
+        self.read_slow()
+    }
+
+    /// The ordered read's fast path: the counter first, then the words.
+    ///
+    /// An ordered read waits until every earlier instruction has executed,
+    /// so the state's loads, were they issued before it as the bare path
+    /// issues them, would be waited for too; after it they overlap the
+    /// counter read instead. The order does not change the result: a
+    /// counter value converts to the same nanoseconds under every state
+    /// whose piece holds it (a piece's line is fixed from its take-over to
+    /// its end, and the next piece continues it there), and a value no
+    /// loaded piece holds — older than the piece, or past its trigger —
+    /// goes to the slow path, which reads again after loading the state.
+    /// Only the first check must come before the counter read: that the
+    /// counter has been the source (`counter_read`), since on a machine
+    /// whose counter detection refused the read may fault.
+    #[inline(always)]
+    fn read_nanos_ordered(&self) -> u64 {
+        if self.counter_read.load(Ordering::Relaxed) {
+            let t = self.clocks.counter_ordered();
+            let (takeover, span, line) = self.fast_words();
             if t.wrapping_sub(takeover) < span {
                 return line.at(t);
             }
@@ -238,4 +263,80 @@ impl<C: Clocks> Timekeeper<C> {
 /// See [`Timekeeper::counter_chosen`].
 pub(crate) fn counter_chosen() -> Option<bool> {
     TK.counter_chosen()
+}
+
+impl<C: Clocks> Timekeeper<C> {
+    /// A reading of the boot timeline (see [`BootInstant`](crate::BootInstant)):
+    /// the precise reading from a bare counter read, plus the boot offset
+    /// loaded with the fast path's words, in the same latch read.
+    ///
+    /// Never goes back on one thread: a later reading converts its counter
+    /// value with the same state or a newer one, so its precise part is not
+    /// smaller (the timeline's rule), and the offset it adds is that of the
+    /// same state or a newer one, which is never smaller either (`boot`).
+    /// The slow path pairs the precise reading with an offset loaded after
+    /// it, from the same state or a newer one: the same argument holds.
+    #[inline(always)]
+    pub(crate) fn read_boot_nanos(&self) -> u64 {
+        let (takeover, span, line, boot) = self.state.read(|w| {
+            (
+                w[word::TAKEOVER].load(Ordering::Relaxed),
+                w[word::SPAN].load(Ordering::Relaxed),
+                Line {
+                    offset: w[word::OFFSET].load(Ordering::Relaxed),
+                    slope: w[word::SLOPE].load(Ordering::Relaxed),
+                },
+                w[word::BOOT_OFFSET].load(Ordering::Relaxed),
+            )
+        });
+        if span != 0 {
+            let t = self.clocks.counter();
+            if t.wrapping_sub(takeover) < span {
+                return line.at(t).wrapping_add(boot);
+            }
+        }
+        self.read_boot_slow()
+    }
+
+    /// Everything off the boot fast path: the precise tier's slow path plus
+    /// the offset published since, or, on the OS clock for good (no update
+    /// comes to measure the offset again), `CLOCK_BOOTTIME` read inside the
+    /// state load, as OS readers read `CLOCK_MONOTONIC`.
+    #[cold]
+    #[inline(never)]
+    fn read_boot_slow(&self) -> u64 {
+        loop {
+            let os = self.state.read(|w| {
+                let load = |i: usize| w[i].load(Ordering::Relaxed);
+                (load(word::MODE) == MODE_OS && load(word::TRIGGER) == u64::MAX)
+                    .then(|| self.clocks.boot().wrapping_add(load(word::BOOT_OFFSET)))
+            });
+            if let Some(nanos) = os {
+                return nanos;
+            }
+            let nanos = self.read_slow();
+            let (mode, trigger, boot) = self.state.read(|w| {
+                (
+                    w[word::MODE].load(Ordering::Relaxed),
+                    w[word::TRIGGER].load(Ordering::Relaxed),
+                    w[word::BOOT_OFFSET].load(Ordering::Relaxed),
+                )
+            });
+            match mode {
+                // Another thread is publishing the first state: the reading
+                // is `before_first`'s, and so is the offset.
+                MODE_NONE => return nanos.wrapping_add(self.first_boot_offset()),
+                // The OS clock took over for good since: read it (its
+                // readings continue above every earlier boot reading).
+                MODE_OS if trigger == u64::MAX => continue,
+                _ => return nanos.wrapping_add(boot),
+            }
+        }
+    }
+}
+
+/// See [`Timekeeper::read_boot_nanos`].
+#[inline(always)]
+pub(crate) fn read_boot_nanos() -> u64 {
+    TK.read_boot_nanos()
 }

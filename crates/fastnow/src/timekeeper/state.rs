@@ -35,7 +35,9 @@ pub(super) mod word {
     pub const PREV_SLOPE: usize = 11;
     /// OS mode: readings are `CLOCK_MONOTONIC + os_offset` (mod 2^64).
     pub const OS_OFFSET: usize = 12;
-    pub const COUNT: usize = 13;
+    /// The boot timeline's offset (`boot_offset` below).
+    pub const BOOT_OFFSET: usize = 13;
+    pub const COUNT: usize = 14;
 }
 
 /// Not published yet (all words zero).
@@ -57,6 +59,13 @@ pub(crate) struct State {
     pub os_offset: u64,
     pub wall: Line,
     pub wall_deadline: u64,
+    /// What [`BootInstant`](crate::BootInstant) adds (mod 2^64), which
+    /// counts the time the machine spent suspended: on the OS clock for good
+    /// (`MODE_OS`, `trigger == u64::MAX`) to `CLOCK_BOOTTIME`, which such
+    /// readers read instead of `CLOCK_MONOTONIC`; otherwise to this state's
+    /// reading — there `CLOCK_BOOTTIME` less the precise reading, measured at
+    /// each update and never lowered (`writer`'s `boot_offset`).
+    pub boot_offset: u64,
 }
 
 impl State {
@@ -79,6 +88,7 @@ impl State {
         w[word::PREV_OFFSET] = self.prev.offset;
         w[word::PREV_SLOPE] = self.prev.slope;
         w[word::OS_OFFSET] = self.os_offset;
+        w[word::BOOT_OFFSET] = self.boot_offset;
         w
     }
 
@@ -102,7 +112,15 @@ impl State {
                 slope: w[word::WALL_SLOPE],
             },
             wall_deadline: w[word::WALL_DEADLINE],
+            boot_offset: w[word::BOOT_OFFSET],
         }
+    }
+
+    /// Whether readers are on the OS clock for good: no update comes any
+    /// more, so boot readers read `CLOCK_BOOTTIME` themselves.
+    #[inline]
+    pub(crate) fn os_for_good(&self) -> bool {
+        self.mode == MODE_OS && self.trigger == u64::MAX
     }
 
     /// Converts a reading of this state's source (counter ticks, or

@@ -44,6 +44,14 @@ struct World {
     /// preempted through a whole sample).
     hiccup_burst: u64,
     reads: u64,
+    /// `CLOCK_BOOTTIME − CLOCK_MONOTONIC`: the time suspended.
+    suspended: u64,
+    /// Counter ticks lost to suspends that stopped the counter.
+    ticks_lost: u64,
+    /// Each `CLOCK_BOOTTIME` read comes up to this much late (the thread
+    /// was interrupted between the pair's two reads): its reading is
+    /// behind by a random amount up to it.
+    boot_jitter: u64,
 }
 
 impl World {
@@ -78,6 +86,26 @@ impl World {
         self.seg_tau = self.tau;
         self.rate_ppb = ppb;
     }
+
+    /// A suspend of `ns` true nanoseconds: `CLOCK_BOOTTIME` and
+    /// `CLOCK_REALTIME` move on, `CLOCK_MONOTONIC` does not; the counter
+    /// keeps counting (`counting`: an invariant TSC in suspend-to-idle) or
+    /// stops.
+    fn suspend(&mut self, ns: u64, counting: bool) {
+        let (mono, ticks) = (self.mono_at(self.tau), self.ticks_at(self.tau));
+        self.tau += ns;
+        self.seg_mono = mono;
+        self.seg_tau = self.tau;
+        self.suspended += ns;
+        self.real_minus_mono += ns as i128;
+        if !counting {
+            self.ticks_lost += self.ticks_at(self.tau) - ticks;
+        }
+    }
+
+    fn boot_at(&self, tau: u64) -> u64 {
+        self.mono_at(tau) + self.suspended
+    }
 }
 
 /// The simulated machine, and where a test parks the thread that reads
@@ -102,6 +130,9 @@ impl Sim {
                 hiccup_ns: 0,
                 hiccup_burst: 0,
                 reads: 0,
+                suspended: 0,
+                ticks_lost: 0,
+                boot_jitter: 0,
             }),
             Mutex::new(None),
         )
@@ -116,7 +147,7 @@ impl Clocks for Sim {
     fn counter(&self) -> u64 {
         let mut w = self.w();
         let tau = w.tick();
-        w.ticks_at(tau)
+        w.ticks_at(tau) - w.ticks_lost
     }
     fn counter_ordered(&self) -> u64 {
         self.counter()
@@ -134,6 +165,15 @@ impl Clocks for Sim {
         let mut w = self.w();
         let tau = w.tick();
         w.real_at(tau)
+    }
+    fn boot(&self) -> u64 {
+        let mut w = self.w();
+        let tau = w.tick();
+        let late = match w.boot_jitter {
+            0 => 0,
+            j => w.tau.wrapping_mul(0x9e37_79b9_7f4a_7c15) % (j + 1),
+        };
+        w.boot_at(tau) - late
     }
     fn observe(&self, fd: &mut detect::VerdictFile) -> Decision {
         let w = self.w();
@@ -978,7 +1018,12 @@ fn run_reads(tk: &Timekeeper<Sim>, n: usize) {
 }
 
 /// What `clock_info` says, minus the strategy of `MonotonicInstant`
-/// (process-wide, not the timekeeper's), as text.
+/// (process-wide, not the timekeeper's), as text (for the fork test, which
+/// runs where the simulated verdict can demote the counter).
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
 fn info_text(tk: &Timekeeper<Sim>) -> String {
     let mut info = tk.info();
     info.monotonic_mode = MonotonicMode::Undecided;
@@ -1132,10 +1177,11 @@ fn constants_match_the_spec() {
             "BRACKETS" => calibrate::BRACKETS as u64,
             "REAL_BRACKETS" => calibrate::REAL_BRACKETS as u64,
             "SWITCH_SAMPLE_TRIES" => u64::from(SWITCH_SAMPLE_TRIES),
+            "BOOT_SAMPLE_PAIRS" => u64::from(boot::BOOT_SAMPLE_PAIRS),
             _ => return None,
         })
     }
-    const KNOWN: [&str; 19] = [
+    const KNOWN: [&str; 20] = [
         "MARGIN_NS",
         "MIN_PERIOD_NS",
         "MAX_PERIOD_NS",
@@ -1155,6 +1201,7 @@ fn constants_match_the_spec() {
         "BRACKETS",
         "REAL_BRACKETS",
         "SWITCH_SAMPLE_TRIES",
+        "BOOT_SAMPLE_PAIRS",
     ];
     let path = std::format!("{}/spec/vectors/constants.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| std::panic!("{path}: {e}"));
@@ -1193,4 +1240,265 @@ fn constants_match_the_spec() {
         assert!(rust_constant(name).is_some(), "{name}");
         assert!(listed.contains(&name), "{name} is not listed in {path}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Time across suspend: the boot offset (`boot`).
+// ---------------------------------------------------------------------------
+
+/// `CLOCK_BOOTTIME` + 2^62 now on the simulated machine: where a boot
+/// reading should be.
+fn boot_truth(tk: &Timekeeper<Sim>) -> u64 {
+    let w = tk.clocks.w();
+    w.boot_at(w.tau) + TIMELINE_OFFSET_NS
+}
+
+/// A timekeeper on the counter, read every 10 ms for 3 s.
+fn on_the_counter() -> Timekeeper<Sim> {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    tk
+}
+
+/// A resume is followed at the first update after it: `CLOCK_BOOTTIME`
+/// jumps by 30 s while `CLOCK_MONOTONIC` does not; once one state was
+/// published since, boot readings are 30 s further ahead of the precise
+/// ones, they never step back, and the precise readings go on as before.
+/// Both ways a counter goes through a suspend: stopped (it resumes where it
+/// was, the precise timeline does not count the suspend), or counting (an
+/// invariant TSC in suspend-to-idle: the precise timeline counted it, and
+/// the boot timeline must not count it twice). (Without the boot offset in
+/// the state, `BootInstant` cannot follow a resume at all; with the offset
+/// measured as `CLOCK_BOOTTIME − CLOCK_MONOTONIC`, the counting case
+/// jumped by 60 s.)
+#[test]
+fn a_resume_is_followed_within_one_update() {
+    const N: u64 = 30 * S;
+    for counting in [false, true] {
+        let tk = on_the_counter();
+        let (i0, b0) = (tk.read_nanos(false), tk.read_boot_nanos());
+        assert!(
+            b0.abs_diff(boot_truth(&tk)) < 1_000,
+            "{b0} vs {}",
+            boot_truth(&tk)
+        );
+        let mono0 = tk.clocks.mono();
+        let before = tk.state();
+        tk.clocks.w().suspend(N, counting);
+        let mut last = tk.read_boot_nanos();
+        assert!(last >= b0);
+        let mut updated = false;
+        for _ in 0..200 {
+            tk.clocks.w().tau += 10_000_000;
+            let b = tk.read_boot_nanos();
+            assert!(b >= last, "stepped back: {b} < {last}");
+            last = b;
+            if tk.state() != before {
+                updated = true;
+                break;
+            }
+        }
+        assert!(updated, "no update within 2 s of reading");
+        let (i1, b1) = (tk.read_nanos(false), tk.read_boot_nanos());
+        let mono = tk.clocks.mono() - mono0;
+        let precise = i1 - i0;
+        let expected_precise = if counting { mono + N } else { mono };
+        assert!(
+            precise.abs_diff(expected_precise) < 100_000,
+            "Instant moved {precise}, expected {expected_precise}"
+        );
+        assert!(
+            (b1 - b0).abs_diff(mono + N) < 100_000,
+            "counting {counting}: BootInstant moved {}, expected {}",
+            b1 - b0,
+            mono + N
+        );
+        assert!(b1.abs_diff(boot_truth(&tk)) < 100_000);
+    }
+}
+
+/// With the upkeep thread running, the kernel's wake-up at resume (on
+/// Linux its clock-was-set `timerfd` fires then) makes its turn update at
+/// once: boot readings follow the resume before any reader updates.
+#[test]
+fn the_upkeep_follows_a_resume_when_woken() {
+    let tk = on_the_counter();
+    tk.set_upkeep(true);
+    tk.upkeep_turn(false);
+    let b0 = tk.read_boot_nanos();
+    tk.clocks.w().suspend(30 * S, false);
+    tk.upkeep_turn(true);
+    let b1 = tk.read_boot_nanos();
+    // (Not exactly 30 s more: before the update, boot readings were ahead
+    // of the boot clock by however far the precise timeline drifted above
+    // its lowest since; the update brings them back to it.)
+    assert!((b1 - b0).abs_diff(30 * S) < 100_000, "{}", b1 - b0);
+    assert!(b1.abs_diff(boot_truth(&tk)) < 100_000);
+}
+
+/// Before the first state, and across the warm-up: boot readings start at
+/// `CLOCK_BOOTTIME` + 2^62 (the time suspended before the process started
+/// included) and never step back while the counter takes over.
+#[test]
+fn boot_readings_from_the_first_on() {
+    let tk = Timekeeper::new(Sim::new(None));
+    tk.clocks.w().suspended = 3_600 * S;
+    let first = tk.read_boot_nanos();
+    assert!(first.abs_diff(boot_truth(&tk)) < 1_000);
+    let mut last = first;
+    for _ in 0..300 {
+        tk.clocks.w().tau += 100_000;
+        let b = tk.read_boot_nanos();
+        assert!(b >= last);
+        last = b;
+    }
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    assert!(last.abs_diff(boot_truth(&tk)) < 10_000);
+}
+
+/// On the OS clock for good (no update comes any more) boot readers read
+/// `CLOCK_BOOTTIME` themselves: a resume shows at the next reading. And a
+/// demotion from the counter to the OS clock never steps boot readings back.
+#[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))]
+fn on_the_os_clock_boot_readings_read_boottime() {
+    let tk = Timekeeper::new(Sim::new(None));
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let b0 = tk.read_boot_nanos();
+    assert!(tk.state().os_for_good());
+    tk.clocks.w().suspend(30 * S, false);
+    let b1 = tk.read_boot_nanos();
+    assert!((b1 - b0).abs_diff(30 * S) < 1_000, "{}", b1 - b0);
+
+    let tk = on_the_counter();
+    tk.clocks.w().suspend(10 * S, false);
+    let mut last = tk.read_boot_nanos();
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    for _ in 0..300 {
+        tk.clocks.w().tau += 10_000_000;
+        let b = tk.read_boot_nanos();
+        assert!(b >= last, "stepped back: {b} < {last}");
+        last = b;
+    }
+    assert!(tk.state().os_for_good(), "demoted");
+    assert!(last.abs_diff(boot_truth(&tk)) < 100_000);
+    tk.clocks.w().suspend(5 * S, false);
+    let b = tk.read_boot_nanos();
+    assert!((b - last).abs_diff(5 * S) < 100_000, "{}", b - last);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever the noise of the boot clock's reads (a pair interrupted
+    /// between its reads gives a smaller offset), the suspends (counter
+    /// stopped or counting), the rate changes and the upkeep: the published
+    /// offset never decreases, boot readings never step back, and after
+    /// each update they are within a few microseconds of `CLOCK_BOOTTIME`.
+    #[test]
+    fn the_boot_offset_is_never_lowered(
+        seed in proptest::prelude::any::<u64>(),
+        jitter in proptest::prop_oneof![proptest::prelude::Just(0u64), 0u64..100_000],
+        upkeep in proptest::prelude::any::<bool>(),
+    ) {
+        let mut rng = Rng(seed | 1);
+        let tk = on_the_counter();
+        tk.clocks.w().boot_jitter = jitter;
+        tk.set_upkeep(upkeep);
+        let mut offset = tk.state().boot_offset;
+        let mut last = tk.read_boot_nanos();
+        // How far the precise timeline is ahead of the boot clock, and the
+        // least it was: the boot offset makes up for the least.
+        let ahead = |tk: &Timekeeper<Sim>| tk.read_nanos(false).wrapping_sub(boot_truth(tk)) as i64;
+        let mut least = ahead(&tk);
+        for _ in 0..400 {
+            {
+                let mut w = tk.clocks.w();
+                w.tau += rng.log(1_000, 50_000_000);
+                match rng.below(40) {
+                    0 => w.suspend(rng.log(1_000, 100 * S), rng.below(2) == 0),
+                    1 => w.set_rate(rng.below(400_001) as i64 - 200_000),
+                    _ => {}
+                }
+            }
+            if upkeep {
+                tk.upkeep_turn(rng.below(4) == 0);
+            }
+            let b = tk.read_boot_nanos();
+            proptest::prop_assert!(b >= last, "stepped back: {} < {}", b, last);
+            last = b;
+            let s = tk.state();
+            proptest::prop_assert!(
+                s.boot_offset as i64 >= offset as i64,
+                "lowered: {} < {}", s.boot_offset as i64, offset as i64
+            );
+            offset = s.boot_offset;
+            least = least.min(ahead(&tk));
+        }
+        // A last update, sampled without noise, agrees with the kernel.
+        tk.clocks.w().boot_jitter = 0;
+        tk.force_update();
+        let least = least.min(ahead(&tk));
+        let b = tk.read_boot_nanos().wrapping_sub(boot_truth(&tk)) as i64;
+        let most = ahead(&tk) - least;
+        proptest::prop_assert!(
+            (-20_000..=most + 20_000).contains(&b),
+            "{} ns from CLOCK_BOOTTIME; the precise timeline drifted {} ns", b, most
+        );
+    }
+}
+
+/// A machine whose counter faults: every counter read panics. Its probe
+/// says so (`disabled`, as under `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, a
+/// refusal every target has), so detection refuses it and no reader may
+/// read it — the ordered fast path, which reads the counter before it
+/// loads the state, included.
+struct FaultingCounter(Sim);
+
+impl Clocks for FaultingCounter {
+    fn counter(&self) -> u64 {
+        std::panic!("the counter was read although detection refused it")
+    }
+    fn counter_ordered(&self) -> u64 {
+        std::panic!("the counter was read (ordered) although detection refused it")
+    }
+    fn mono(&self) -> u64 {
+        self.0.mono()
+    }
+    fn real(&self) -> u64 {
+        self.0.real()
+    }
+    fn boot(&self) -> u64 {
+        self.0.boot()
+    }
+    fn observe(&self, fd: &mut detect::VerdictFile) -> Decision {
+        let mut d = self.0.observe(fd);
+        d.probe.disabled = true;
+        d.fallback = detect::decide(&d.probe, self.0.verdict(fd), d.env);
+        assert!(d.fallback.is_some(), "a disabled counter must be refused");
+        d
+    }
+    fn verdict(&self, fd: &mut detect::VerdictFile) -> KernelVerdict {
+        self.0.verdict(fd)
+    }
+}
+
+#[test]
+fn no_reader_touches_a_refused_counter() {
+    let tk = Timekeeper::new(FaultingCounter(Sim::new(None)));
+    let mut last = 0;
+    for i in 0..1000 {
+        // Both fast paths, before and after the first state, and the wall
+        // tier's, which also reads the counter only on a counter state.
+        let r = tk.read_nanos(i % 2 == 0);
+        assert!(r >= last, "reading {i} went back: {r} < {last}");
+        last = r;
+        let _ = tk.unix_nanos();
+    }
+    assert_eq!(tk.state().mode, crate::timekeeper::state::MODE_OS);
+    assert!(!tk.counter_read.load(Ordering::Relaxed));
 }

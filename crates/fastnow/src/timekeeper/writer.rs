@@ -63,7 +63,16 @@ impl<'a, C: Clocks> Writer<'a, C> {
     }
 
     pub(super) fn publish(&mut self, state: State) {
+        // Every update measures the boot offset again, so a resume is
+        // followed at the first update after it (`boot`).
+        let state = State {
+            boot_offset: self.boot_offset(&state),
+            ..state
+        };
         self.keeper.state = state;
+        if state.mode == MODE_COUNTER {
+            self.tk.counter_read.store(true, Ordering::Relaxed);
+        }
         // Save, then publish (see `KeeperCell`).
         self.save();
         self.tk.state.write(&state.to_words());

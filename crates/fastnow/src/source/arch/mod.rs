@@ -11,39 +11,106 @@
 //!   frequency, hypervisor), run once at detection.
 //!
 //! Targets without a backend use `none`, which reports that there is no
-//! counter; everything above this module then uses the OS clock.
+//! counter; everything above this module then uses the OS clock. Windows
+//! on Arm is one of them (its OS clock is the performance counter), and so
+//! are the 32-bit Arm targets below ARMv7 (no generic timer, and no `ISB`
+//! to order it with; the `v7` target feature tells them apart; `build.rs` sets
+//! `fastnow_arm_v7` from the target name, as stable compilers do not
+//! report Arm target features).
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", not(windows)))]
 mod aarch64;
-#[cfg(all(target_arch = "loongarch64", target_os = "linux"))]
+#[cfg(all(
+    target_arch = "arm",
+    any(target_feature = "v7", fastnow_arm_v7),
+    any(target_os = "linux", target_os = "android")
+))]
+mod arm;
+#[cfg(all(
+    target_arch = "loongarch64",
+    any(target_os = "linux", target_os = "android")
+))]
 mod loongarch64;
 #[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    all(target_arch = "riscv64", target_os = "linux"),
-    all(target_arch = "loongarch64", target_os = "linux"),
+    any(target_arch = "x86_64", target_arch = "x86"),
+    all(target_arch = "aarch64", not(windows)),
+    all(
+        target_arch = "arm",
+        any(target_feature = "v7", fastnow_arm_v7),
+        any(target_os = "linux", target_os = "android")
+    ),
+    all(
+        any(
+            target_arch = "riscv64",
+            target_arch = "loongarch64",
+            target_arch = "powerpc64",
+            target_arch = "s390x"
+        ),
+        any(target_os = "linux", target_os = "android")
+    ),
 )))]
 mod none;
-#[cfg(all(target_arch = "riscv64", target_os = "linux"))]
+#[cfg(all(
+    target_arch = "powerpc64",
+    any(target_os = "linux", target_os = "android")
+))]
+mod powerpc64;
+#[cfg(all(
+    target_arch = "riscv64",
+    any(target_os = "linux", target_os = "android")
+))]
 mod riscv64;
-#[cfg(target_arch = "x86_64")]
-mod x86_64;
+#[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
+mod s390x;
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+mod x86;
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", not(windows)))]
 pub(crate) use self::aarch64::{probe, ticks, ticks_ordered};
-#[cfg(all(target_arch = "loongarch64", target_os = "linux"))]
+#[cfg(all(
+    target_arch = "arm",
+    any(target_feature = "v7", fastnow_arm_v7),
+    any(target_os = "linux", target_os = "android")
+))]
+pub(crate) use self::arm::{probe, ticks, ticks_ordered};
+#[cfg(all(
+    target_arch = "loongarch64",
+    any(target_os = "linux", target_os = "android")
+))]
 pub(crate) use self::loongarch64::{probe, ticks, ticks_ordered};
 #[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    all(target_arch = "riscv64", target_os = "linux"),
-    all(target_arch = "loongarch64", target_os = "linux"),
+    any(target_arch = "x86_64", target_arch = "x86"),
+    all(target_arch = "aarch64", not(windows)),
+    all(
+        target_arch = "arm",
+        any(target_feature = "v7", fastnow_arm_v7),
+        any(target_os = "linux", target_os = "android")
+    ),
+    all(
+        any(
+            target_arch = "riscv64",
+            target_arch = "loongarch64",
+            target_arch = "powerpc64",
+            target_arch = "s390x"
+        ),
+        any(target_os = "linux", target_os = "android")
+    ),
 )))]
 pub(crate) use self::none::{probe, ticks, ticks_ordered};
-#[cfg(all(target_arch = "riscv64", target_os = "linux"))]
+#[cfg(all(
+    target_arch = "powerpc64",
+    any(target_os = "linux", target_os = "android")
+))]
+pub(crate) use self::powerpc64::{probe, ticks, ticks_ordered};
+#[cfg(all(
+    target_arch = "riscv64",
+    any(target_os = "linux", target_os = "android")
+))]
 pub(crate) use self::riscv64::{probe, ticks, ticks_ordered};
-#[cfg(target_arch = "x86_64")]
-pub(crate) use self::x86_64::{probe, ticks, ticks_ordered};
+#[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
+pub(crate) use self::s390x::{probe, ticks, ticks_ordered};
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+pub(crate) use self::x86::{probe, ticks, ticks_ordered};
 
 use core::sync::atomic::AtomicBool;
 
@@ -56,9 +123,9 @@ pub(crate) static ORDERED_ALT: AtomicBool = AtomicBool::new(false);
 /// The ordered read detection chose.
 #[inline(always)]
 pub(crate) fn ticks_ordered_auto() -> u64 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
     let alt = ORDERED_ALT.load(core::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
     let alt = false;
     ticks_ordered(alt)
 }
@@ -70,12 +137,15 @@ pub enum FreqOrigin {
     Cpuid,
     /// The hypervisor's timing leaf (CPUID 0x40000010).
     Hypervisor,
-    /// The architecture's frequency register (`CNTFRQ_EL0`; LoongArch's
-    /// CPUCFG words 4 and 5).
+    /// The architecture's frequency register (`CNTFRQ_EL0`, 32-bit Arm's
+    /// `CNTFRQ`; LoongArch's CPUCFG words 4 and 5), or a rate the
+    /// architecture fixes (s390x: the TOD clock's 4096 units per µs).
     ArchRegister,
     /// The device tree's `timebase-frequency` (riscv64).
     DeviceTree,
-    /// The operating system's kernel (macOS: `machdep.tsc.frequency`).
+    /// The operating system's kernel (macOS: `machdep.tsc.frequency`;
+    /// FreeBSD: `machdep.tsc_freq`; Linux on Power: `/proc/cpuinfo`'s
+    /// `timebase`).
     Kernel,
     /// Measured against `CLOCK_MONOTONIC` over
     /// [`ClockInfo::calibration_baseline`](crate::ClockInfo::calibration_baseline).
@@ -93,7 +163,7 @@ pub(crate) struct Probe {
     /// Name of the counter, or `None` when this target has no backend.
     pub counter: Option<&'static str>,
     /// Whether the counter ticks at a constant rate through frequency and
-    /// power-state changes (x86: CPUID.80000007H:EDX[8]; aarch64: always).
+    /// power-state changes (x86: CPUID.80000007H:EDX[8]; the others: always).
     pub invariant: bool,
     /// The counter's nominal frequency, when the hardware publishes it.
     pub freq: Option<(u64, FreqOrigin)>,

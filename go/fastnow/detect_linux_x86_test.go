@@ -1,4 +1,4 @@
-//go:build linux && amd64
+//go:build linux && (amd64 || 386)
 
 package fastnow
 
@@ -80,7 +80,7 @@ func TestClocksourceFileSurvivesClosedDescriptors(t *testing.T) {
 // check period, without a reading stepping back.
 func TestDemotionFromTheClocksourceFile(t *testing.T) {
 	if kernelCounterName == "" || forcedTimePackage {
-		t.Skip("the kernel's verdict is checked on Linux amd64 only, and not with the fastnow_time tag")
+		t.Skip("the kernel's verdict is checked on Linux x86 only, and not with the fastnow_time tag")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("needs unshare(1):", err)
@@ -155,7 +155,7 @@ func TestChildDemotion(t *testing.T) {
 // file's descriptor open and its text as it was.
 func TestReusedDescriptorKeepsTheCounter(t *testing.T) {
 	if kernelCounterName == "" || forcedTimePackage {
-		t.Skip("the kernel's verdict is checked on Linux amd64 only, and not with the fastnow_time tag")
+		t.Skip("the kernel's verdict is checked on Linux x86 only, and not with the fastnow_time tag")
 	}
 	pidFile := filepath.Join(t.TempDir(), "daemon.pid")
 	if out, ok := runChild(t, "TestChildReusedDescriptor", []string{"FASTNOW_TEST_PIDFILE=" + pidFile}); !ok {

@@ -1,4 +1,4 @@
-//go:build linux && amd64
+//go:build linux && (amd64 || 386)
 
 package fastnow
 
@@ -102,6 +102,6 @@ func (f *clocksourceFile) ours() bool {
 	var st syscall.Stat_t
 	// SAFETY: st is this frame's variable, alive through the call; the
 	// kernel writes one stat structure into it.
-	_, _, errno := syscall.RawSyscall(syscall.SYS_FSTAT, uintptr(f.fd), uintptr(unsafe.Pointer(&st)), 0)
+	_, _, errno := syscall.RawSyscall(sysFstat, uintptr(f.fd), uintptr(unsafe.Pointer(&st)), 0)
 	return errno == 0 && st.Dev == f.dev && st.Ino == f.ino
 }
