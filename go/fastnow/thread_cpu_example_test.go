@@ -15,8 +15,8 @@ func ExampleThreadCPUNanotime() {
 	defer runtime.UnlockOSThread()
 	wall := time.Now()
 	start := fastnow.ThreadCPUNanotime()
-	sum := 0
-	for i := 0; i < 1_000_000; i++ {
+	sum := int64(0)
+	for i := int64(0); i < 1_000_000; i++ {
 		sum += i
 	}
 	time.Sleep(20 * time.Millisecond)

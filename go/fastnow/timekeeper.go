@@ -89,11 +89,12 @@ type timekeeper struct {
 	firstMono    atomic.Uint64 // the process's first moment (0: none yet); see beforeFirst
 	firstBoot    atomic.Uint64 // the agreed first boot offset xor noBootOffset (0: none yet); see firstBootOffset
 	bootSeen     atomic.Pointer[bootSeen]
-	// counterRead is set, for good, before the first counter state is
-	// published: from then on reading the counter cannot fault (detection
-	// accepted it), so the ordered fast path reads it before loading the
-	// state (orderedNanotimeCounter; read_amd64.s loads it at
-	// proc+timekeeper_counterRead, atomic.Bool's only word).
+	// counterRead is set before a counter state is published: from then on
+	// reading the counter cannot fault (detection accepted it), so the
+	// ordered fast path reads it before loading the state
+	// (orderedNanotimeCounter; read_amd64.s loads it at
+	// proc+timekeeper_counterRead, atomic.Bool's only word). It is cleared
+	// on the OS clock for good, where that read would be wasted.
 	counterRead atomic.Bool
 
 	onPublish func(*state) // tests: sees every state published, under mu

@@ -711,6 +711,9 @@ func demotion(t *testing.T, hiccupNs uint64) *simKeeper {
 	if s.mode != modeOS || s.wallDeadline != 0 {
 		t.Fatalf("not demoted, or the wall tier still extrapolates: %+v", *s)
 	}
+	if sk.counterRead.Load() {
+		t.Error("ordered readers still read the counter first on the OS clock for good")
+	}
 	b, monoB := sk.read(true), sk.sim.mono()
 	if d := absDiff(b-a, monoB-monoA); d >= 10_000 {
 		t.Errorf("an interval across the switch is %d ns off CLOCK_MONOTONIC's", d)

@@ -91,6 +91,10 @@ func (tk *timekeeper) publish(s state) {
 	k.state = s
 	if s.mode == modeCounter {
 		tk.counterRead.Store(true)
+	} else if s.mode == modeOS && s.trigger == never {
+		// No counter state comes any more: ordered readers go straight to
+		// the OS clock, without a counter read first.
+		tk.counterRead.Store(false)
 	}
 	if len(k.unused) == 0 {
 		k.unused = make([]state, stateBlock)

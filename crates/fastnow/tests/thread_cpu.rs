@@ -532,3 +532,48 @@ mod perf {
         assert_eq!(perf_mappings(), 1);
     }
 }
+
+/// A thread whose RDTSC faults (`prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, as
+/// sandboxes and record/replay tools set it) must not take the perf route,
+/// whose reads execute RDTSC: it makes the OS call, and survives.
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    target_arch = "x86_64"
+))]
+mod tsc_fault {
+    use super::*;
+
+    #[test]
+    fn a_thread_whose_rdtsc_faults_makes_the_os_call() {
+        if common::no_processes() {
+            return;
+        }
+        // SAFETY: fork has no preconditions; the child sets its own TSC
+        // mode, reads, and `_exit`s, never returning into the harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: alarm, prctl and _exit take plain values.
+            unsafe { libc::alarm(20) };
+            let set = unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV) };
+            if set != 0 {
+                unsafe { libc::_exit(0) }; // not settable here: nothing to test
+            }
+            let k0 = kernel_thread_cpu();
+            let t = ThreadCpuInstant::now().as_nanos();
+            let ok = t >= k0
+                && t <= kernel_thread_cpu()
+                && fastnow::clock_info().thread_cpu != ThreadCpuSource::PerfPage;
+            // SAFETY: as above.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child died of signal {} (or failed: {status})",
+            libc::WTERMSIG(status)
+        );
+    }
+}

@@ -260,10 +260,7 @@ pub mod nanos {
             time: &Option<UnixTime>,
             serializer: S,
         ) -> Result<S::Ok, S::Error> {
-            match time {
-                Some(t) => serializer.serialize_some(&t.as_nanos()),
-                None => serializer.serialize_none(),
-            }
+            time.map(|t| t.as_nanos()).serialize(serializer)
         }
 
         /// Deserializes an integer of nanoseconds as `Some`, and none (null)
@@ -279,31 +276,16 @@ pub mod nanos {
         pub fn deserialize<'de, D: Deserializer<'de>>(
             deserializer: D,
         ) -> Result<Option<UnixTime>, D::Error> {
-            deserializer.deserialize_option(OptionVisitor)
+            Ok(Option::<Nanos>::deserialize(deserializer)?.map(|t| t.0))
         }
 
-        struct OptionVisitor;
+        /// A `UnixTime` read as integer nanoseconds, so that serde's own
+        /// `Option` handles none (null, unit) and some.
+        struct Nanos(UnixTime);
 
-        impl<'de> Visitor<'de> for OptionVisitor {
-            type Value = Option<UnixTime>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an integer of nanoseconds since 1970-01-01T00:00:00Z, or none")
-            }
-
-            fn visit_none<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
-                Ok(None)
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
-                Ok(None)
-            }
-
-            fn visit_some<D: Deserializer<'de>>(
-                self,
-                deserializer: D,
-            ) -> Result<Option<UnixTime>, D::Error> {
-                super::deserialize(deserializer).map(Some)
+        impl<'de> Deserialize<'de> for Nanos {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Nanos, D::Error> {
+                super::deserialize(deserializer).map(Nanos)
             }
         }
     }
@@ -426,16 +408,7 @@ pub mod rfc3339 {
             time: &Option<UnixTime>,
             serializer: S,
         ) -> Result<S::Ok, S::Error> {
-            struct Text<'a>(&'a UnixTime);
-            impl Serialize for Text<'_> {
-                fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                    super::serialize(self.0, serializer)
-                }
-            }
-            match time {
-                Some(t) => serializer.serialize_some(&Text(t)),
-                None => serializer.serialize_none(),
-            }
+            time.map(Text).serialize(serializer)
         }
 
         /// Deserializes RFC 3339 text as `Some`, and none (null) as `None`.
@@ -450,31 +423,22 @@ pub mod rfc3339 {
         pub fn deserialize<'de, D: Deserializer<'de>>(
             deserializer: D,
         ) -> Result<Option<UnixTime>, D::Error> {
-            deserializer.deserialize_option(OptionVisitor)
+            Ok(Option::<Text>::deserialize(deserializer)?.map(|t| t.0))
         }
 
-        struct OptionVisitor;
+        /// A `UnixTime` as RFC 3339 text, so that serde's own `Option`
+        /// writes and reads none (null, unit) and some.
+        struct Text(UnixTime);
 
-        impl<'de> Visitor<'de> for OptionVisitor {
-            type Value = Option<UnixTime>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an RFC 3339 date-time from 1970 to 2554, or none")
+        impl Serialize for Text {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                super::serialize(&self.0, serializer)
             }
+        }
 
-            fn visit_none<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
-                Ok(None)
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Option<UnixTime>, E> {
-                Ok(None)
-            }
-
-            fn visit_some<D: Deserializer<'de>>(
-                self,
-                deserializer: D,
-            ) -> Result<Option<UnixTime>, D::Error> {
-                super::deserialize(deserializer).map(Some)
+        impl<'de> Deserialize<'de> for Text {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
+                super::deserialize(deserializer).map(Text)
             }
         }
     }

@@ -196,7 +196,7 @@ const DISABLED_WHY: &str = "CNTFRQ_EL0 is zero: the timer is not set up";
 const DISABLED_WHY: &str =
     "the kernel does not say user space may read the generic timer: no HWCAP_EVTSTRM";
 #[cfg(target_arch = "s390x")]
-const DISABLED_WHY: &str = "the TOD clock is not running, or reads a date before 2020";
+const DISABLED_WHY: &str = "the TOD clock is not running, or not set to a date from 2020 to 2090";
 #[cfg(not(any(
     target_arch = "x86_64",
     target_arch = "x86",

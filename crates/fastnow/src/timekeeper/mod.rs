@@ -184,10 +184,11 @@ pub(crate) struct Timekeeper<C: Clocks = Machine> {
     /// How many readings returned a lower bound (a writer held the lock
     /// past a state's end): readings the clock slowed for.
     pub(crate) slowed: AtomicU64,
-    /// Set, for good, before the first counter state is published: from
-    /// then on reading the counter cannot fault (detection has accepted
-    /// it), so the ordered fast path may read it before loading the state
-    /// (see `read::read_nanos_ordered`).
+    /// Set before a counter state is published: from then on reading the
+    /// counter cannot fault (detection has accepted it), so the ordered
+    /// fast path may read it before loading the state (see
+    /// `read::read_nanos_ordered`). Cleared on the OS clock for good, where
+    /// that read would be wasted.
     pub(crate) counter_read: AtomicBool,
 }
 

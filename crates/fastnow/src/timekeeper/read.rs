@@ -45,7 +45,9 @@ impl<C: Clocks> Timekeeper<C> {
     /// whose counter detection refused the read may fault.
     #[inline(always)]
     fn read_nanos_ordered(&self) -> u64 {
-        if self.counter_read.load(Ordering::Relaxed) {
+        // Acquire (a plain load on x86): with it, detection's choice of
+        // ordered read (see `Writer::publish`).
+        if self.counter_read.load(Ordering::Acquire) {
             let t = self.clocks.counter_ordered();
             let (takeover, span, line) = self.fast_words();
             if t.wrapping_sub(takeover) < span {

@@ -14,7 +14,6 @@
 //! - the counter is dropped when the kernel demotes it, without a step back.
 
 use super::*;
-use crate::precise::MonotonicMode;
 use crate::source::arch::Probe;
 use crate::source::detect::{Clocksource, EnvOverride, KernelVerdict, Source};
 use crate::timekeeper::latch::Taken;
@@ -572,6 +571,8 @@ fn demotion(hiccup_ns: u64) {
     let s = tk.state();
     assert_eq!(s.mode, MODE_OS, "demoted");
     assert_eq!(s.wall_deadline, 0, "the wall tier reads CLOCK_REALTIME");
+    // Ordered readers no longer read the counter before the state.
+    assert!(!tk.counter_read.load(Ordering::Relaxed));
     let (b, mono_b) = (tk.read_nanos(true), tk.clocks.mono());
     assert!(
         (b - a).abs_diff(mono_b - mono_a) < 10_000,
@@ -1026,7 +1027,7 @@ fn run_reads(tk: &Timekeeper<Sim>, n: usize) {
 ))]
 fn info_text(tk: &Timekeeper<Sim>) -> String {
     let mut info = tk.info();
-    info.monotonic_mode = MonotonicMode::Undecided;
+    info.monotonic_mode = crate::precise::MonotonicMode::Undecided;
     std::format!("{info:?}")
 }
 

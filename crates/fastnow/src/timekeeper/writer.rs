@@ -71,7 +71,15 @@ impl<'a, C: Clocks> Writer<'a, C> {
         };
         self.keeper.state = state;
         if state.mode == MODE_COUNTER {
-            self.tk.counter_read.store(true, Ordering::Relaxed);
+            // Release: a reader that sees the flag also sees detection's
+            // choice of ordered read (`arch::ORDERED_ALT`), which it makes
+            // next with no state load in between (RDTSCP faults where the
+            // choice is LFENCE;RDTSC for want of it).
+            self.tk.counter_read.store(true, Ordering::Release);
+        } else if state.os_for_good() {
+            // No counter state comes any more: ordered readers go straight
+            // to the OS clock, without a counter read first.
+            self.tk.counter_read.store(false, Ordering::Relaxed);
         }
         // Save, then publish (see `KeeperCell`).
         self.save();

@@ -109,6 +109,15 @@ pub(crate) use self::powerpc64::{probe, ticks, ticks_ordered};
 pub(crate) use self::riscv64::{probe, ticks, ticks_ordered};
 #[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
 pub(crate) use self::s390x::{probe, ticks, ticks_ordered};
+/// Whether `ticks()` would fault on the calling thread (the TSC mode is
+/// per thread): for the perf route, which reads the counter without the
+/// timekeeper's detection.
+#[cfg(all(
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    target_arch = "x86_64"
+))]
+pub(crate) use self::x86::tsc_disabled_by_prctl as ticks_fault;
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 pub(crate) use self::x86::{probe, ticks, ticks_ordered};
 

@@ -82,6 +82,10 @@ pub enum ThreadCpuFallback {
     /// Out of memory, or the page could not be mapped (`ENOMEM`, or
     /// `mmap` failing). This thread only, for its lifetime.
     NoMemory,
+    /// Reading the CPU's counter faults on this thread
+    /// (`prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, set by some sandboxes and
+    /// record/replay tools). This thread only, for its lifetime.
+    CounterFaults,
     /// Another error (its `errno`). This thread only, for its lifetime.
     Error(i32),
 }
@@ -143,6 +147,9 @@ impl fmt::Display for ThreadCpuFallback {
                 f.write_str("out of file descriptors when this thread opened its event")
             }
             ThreadCpuFallback::NoMemory => f.write_str("the perf page could not be mapped"),
+            ThreadCpuFallback::CounterFaults => {
+                f.write_str("prctl(PR_SET_TSC) makes RDTSC fault on this thread")
+            }
             ThreadCpuFallback::Error(e) => write!(f, "perf_event_open failed (errno {e})"),
         }
     }

@@ -60,6 +60,14 @@ impl Event {
             0 => {}
             errno => return Err(ThreadCpuFallback::from_errno(errno)),
         }
+        // The page is read with the counter, and RDTSC faults on a thread
+        // that `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)` set (the kernel offers
+        // `cap_user_time` regardless). A thread that sets it after its
+        // first reading is not covered.
+        #[cfg(target_arch = "x86_64")]
+        if arch::ticks_fault() {
+            return Err(ThreadCpuFallback::CounterFaults);
+        }
         let attr = Attr {
             kind: TYPE_SOFTWARE,
             size: core::mem::size_of::<Attr>() as u32,
