@@ -18,97 +18,45 @@
 //! `fastnow_arm_v7` from the target name, as stable compilers do not
 //! report Arm target features).
 
-#[cfg(all(target_arch = "aarch64", not(windows)))]
-mod aarch64;
-#[cfg(all(
-    target_arch = "arm",
-    any(target_feature = "v7", fastnow_arm_v7),
-    any(target_os = "linux", target_os = "android")
-))]
-mod arm;
-#[cfg(all(
-    target_arch = "loongarch64",
-    any(target_os = "linux", target_os = "android")
-))]
-mod loongarch64;
-#[cfg(not(any(
-    any(target_arch = "x86_64", target_arch = "x86"),
-    all(target_arch = "aarch64", not(windows)),
-    all(
-        target_arch = "arm",
-        any(target_feature = "v7", fastnow_arm_v7),
-        any(target_os = "linux", target_os = "android")
-    ),
-    all(
-        any(
-            target_arch = "riscv64",
-            target_arch = "loongarch64",
-            target_arch = "powerpc64",
-            target_arch = "s390x"
-        ),
-        any(target_os = "linux", target_os = "android")
-    ),
-)))]
-mod none;
-#[cfg(all(
-    target_arch = "powerpc64",
-    any(target_os = "linux", target_os = "android")
-))]
-mod powerpc64;
-#[cfg(all(
-    target_arch = "riscv64",
-    any(target_os = "linux", target_os = "android")
-))]
-mod riscv64;
-#[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
-mod s390x;
-#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-mod x86;
+/// Declares each backend's module and re-exports its three reads under the
+/// one `cfg` that selects it, and `none` under the negation of them all:
+/// the dispatch is written once.
+macro_rules! backends {
+    ($(#[cfg($($c:tt)*)] $name:ident;)*) => {
+        $(
+            #[cfg($($c)*)]
+            mod $name;
+            #[cfg($($c)*)]
+            pub(crate) use self::$name::{probe, ticks, ticks_ordered};
+        )*
+        #[cfg(not(any($(all($($c)*)),*)))]
+        mod none;
+        #[cfg(not(any($(all($($c)*)),*)))]
+        pub(crate) use self::none::{probe, ticks, ticks_ordered};
+    };
+}
 
-#[cfg(all(target_arch = "aarch64", not(windows)))]
-pub(crate) use self::aarch64::{probe, ticks, ticks_ordered};
-#[cfg(all(
-    target_arch = "arm",
-    any(target_feature = "v7", fastnow_arm_v7),
-    any(target_os = "linux", target_os = "android")
-))]
-pub(crate) use self::arm::{probe, ticks, ticks_ordered};
-#[cfg(all(
-    target_arch = "loongarch64",
-    any(target_os = "linux", target_os = "android")
-))]
-pub(crate) use self::loongarch64::{probe, ticks, ticks_ordered};
-#[cfg(not(any(
-    any(target_arch = "x86_64", target_arch = "x86"),
-    all(target_arch = "aarch64", not(windows)),
-    all(
+backends! {
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+    x86;
+    #[cfg(all(target_arch = "aarch64", not(windows)))]
+    aarch64;
+    #[cfg(all(
         target_arch = "arm",
         any(target_feature = "v7", fastnow_arm_v7),
         any(target_os = "linux", target_os = "android")
-    ),
-    all(
-        any(
-            target_arch = "riscv64",
-            target_arch = "loongarch64",
-            target_arch = "powerpc64",
-            target_arch = "s390x"
-        ),
-        any(target_os = "linux", target_os = "android")
-    ),
-)))]
-pub(crate) use self::none::{probe, ticks, ticks_ordered};
-#[cfg(all(
-    target_arch = "powerpc64",
-    any(target_os = "linux", target_os = "android")
-))]
-pub(crate) use self::powerpc64::{probe, ticks, ticks_ordered};
-#[cfg(all(
-    target_arch = "riscv64",
-    any(target_os = "linux", target_os = "android")
-))]
-pub(crate) use self::riscv64::{probe, ticks, ticks_ordered};
-#[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
-pub(crate) use self::s390x::{probe, ticks, ticks_ordered};
+    ))]
+    arm;
+    #[cfg(all(target_arch = "riscv64", any(target_os = "linux", target_os = "android")))]
+    riscv64;
+    #[cfg(all(target_arch = "loongarch64", any(target_os = "linux", target_os = "android")))]
+    loongarch64;
+    #[cfg(all(target_arch = "powerpc64", any(target_os = "linux", target_os = "android")))]
+    powerpc64;
+    #[cfg(all(target_arch = "s390x", any(target_os = "linux", target_os = "android")))]
+    s390x;
+}
+
 /// Whether `ticks()` would fault on the calling thread (the TSC mode is
 /// per thread): for the perf route, which reads the counter without the
 /// timekeeper's detection.
@@ -118,8 +66,6 @@ pub(crate) use self::s390x::{probe, ticks, ticks_ordered};
     target_arch = "x86_64"
 ))]
 pub(crate) use self::x86::tsc_disabled_by_prctl as ticks_fault;
-#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-pub(crate) use self::x86::{probe, ticks, ticks_ordered};
 
 use core::sync::atomic::AtomicBool;
 
