@@ -17,7 +17,9 @@ AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-g
 
 .PHONY: test test-rust test-package test-aarch64 test-go lint test-faults test-platforms report figures figures-go bench fmt
 
-test: lint test-rust test-package test-aarch64 test-go
+# Independent parts: `make -j2 test` (as .ci/run does) runs two at a time,
+# the Go tests beside the Rust ones.
+test: lint test-go test-rust test-package test-aarch64
 
 # The lint gate: formatting, clippy and rustdoc with warnings denied, gofmt
 # and staticcheck (fetched from the Go module proxy at a pinned version, as
@@ -63,15 +65,17 @@ test-rust:
 # same name and version as the last run's, and cargo keeps the stale copy.)
 # The files are unpacked with the time of unpacking (tar -m): a .crate
 # stores one fixed old time for every file, with which cargo would take the
-# last run's build in target/packaged for an up-to-date one.
+# last run's build of them for an up-to-date one. They build in target/, as
+# the workspace does: each .crate carries the workspace's Cargo.lock, so
+# their dependencies are the ones already built there.
 PACKAGED = fastnow fastnow-bench fastnow-cli
 test-package:
 	$(CARGO) package -q --workspace --allow-dirty --no-verify
 	for c in $(PACKAGED); do \
 		rm -rf target/package/$$c-$(VERSION) && tar -xmzf target/package/$$c-$(VERSION).crate -C target/package || exit 1; \
 	done
-	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../../packaged
-	cd target/package/fastnow-cli-$(VERSION) && $(CARGO) build -q --target-dir ../../packaged \
+	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../..
+	cd target/package/fastnow-cli-$(VERSION) && $(CARGO) build -q --target-dir ../.. \
 		--config 'patch.crates-io.fastnow.path="../fastnow-$(VERSION)"' \
 		--config 'patch.crates-io.fastnow-bench.path="../fastnow-bench-$(VERSION)"'
 

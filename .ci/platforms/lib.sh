@@ -8,5 +8,6 @@ REPO=$(cd "$PLAT_SCRIPTS/../.." && pwd)
 PLAT_DIR=$REPO/target/platforms
 PLAT_BIN=$PLAT_DIR/bin
 ZIG_VENV=$PLAT_DIR/zig-venv
+WASMTIME_VENV=$PLAT_DIR/wasmtime-venv
 export WINEPREFIX=${FASTNOW_WINEPREFIX:-$PLAT_DIR/wine-prefix}
 export WINEDEBUG=${WINEDEBUG:--all}

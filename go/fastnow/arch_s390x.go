@@ -4,8 +4,9 @@ package fastnow
 
 import "github.com/fastnow/fastnow/go/internal/counter"
 
-// s390x: the TOD clock, read with STORE CLOCK FAST, and with STORE CLOCK
-// where ordered (internal/counter's assembly explains both).
+// s390x: the TOD clock, read with STORE CLOCK FAST, between two
+// serializations where ordered (internal/counter's assembly explains both,
+// and why the ordered read is not STORE CLOCK).
 // z/Architecture has one TOD clock for all CPUs of a configuration, whose
 // bit 51 ticks once a microsecond: 4096 units a microsecond, a rate the
 // architecture fixes rather than firmware publishing it (reported as
@@ -25,7 +26,7 @@ const disabledWhy = "the TOD clock is not running, or not set to a date from 202
 
 func readCounter() uint64 { return counter.Stckf() - todEpoch2020 }
 
-func readCounterOrdered(bool) uint64 { return counter.Stck() - todEpoch2020 }
+func readCounterOrdered(bool) uint64 { return counter.SyncStckf() - todEpoch2020 }
 
 func probeCounter() probe {
 	return probe{
@@ -33,8 +34,8 @@ func probeCounter() probe {
 		invariant:      true,
 		freqHz:         todHz,
 		freqOrigin:     OriginRegister,
-		orderedRead:    "STCK",
-		orderedReadAlt: "STCK",
+		orderedRead:    "BCR 14,0;STCKF;BCR 14,0",
+		orderedReadAlt: "BCR 14,0;STCKF;BCR 14,0",
 		disabled:       !todUsable(counter.StckfState()),
 	}
 }

@@ -50,7 +50,7 @@ impl<C: Clocks> Timekeeper<C> {
             source: if counter { Source::Counter } else { Source::Os },
             counter: probe.counter,
             ordered_read: if !counter {
-                "clock_gettime(CLOCK_MONOTONIC)"
+                crate::source::os::MONOTONIC_CLOCK
             } else if probe.use_alt {
                 probe.ordered_read_alt
             } else {
@@ -105,7 +105,9 @@ pub struct ClockInfo {
     /// The hardware counter's name, if the target has one (even when unused).
     pub counter: Option<&'static str>,
     /// The instruction sequence behind `OrderedInstant` (and ordered
-    /// `MonotonicInstant` reads) when the counter is in use.
+    /// `MonotonicInstant` reads) when the counter is in use; on the OS
+    /// source, the OS clock every precise reading calls
+    /// (`clock_gettime(CLOCK_MONOTONIC)`, `QueryPerformanceCounter`, ...).
     pub ordered_read: &'static str,
     /// Ticks per second in use for conversions (1e9 for the OS clock, 0
     /// while the counter's rate is pending).

@@ -176,6 +176,20 @@ pub mod tracing;
 mod upkeep;
 mod wall;
 
+/// How many cases a property test runs: `native` on the machine itself; an
+/// eighth of them (at least 32) under an emulator (the cross-target runs set
+/// `FASTNOW_TEST_RUNNER`), which runs them tens of times slower. The
+/// properties are of integer arithmetic, which the native run covers in
+/// full; the emulated runs are there for the target's own code.
+#[cfg(test)]
+pub(crate) fn proptest_cases(native: u32) -> u32 {
+    if std::env::var_os("FASTNOW_TEST_RUNNER").is_some() {
+        (native / 8).max(32)
+    } else {
+        native
+    }
+}
+
 pub use atomic::{AtomicInstant, AtomicUnixTime};
 pub use boot::BootInstant;
 pub use cache::{refresh, DEFAULT_RESOLUTION};

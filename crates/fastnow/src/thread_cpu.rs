@@ -322,8 +322,9 @@ mod perf_route {
 ///   call on Linux; on Windows `GetThreadTimes`, which Windows updates at
 ///   its scheduler's tick (about 15.6 ms by default), so short spans read
 ///   zero or a tick.
-/// - WASI: the runtime's thread clock if it has one, else the process's
-///   CPU clock, else none; in a browser none. Without a thread clock
+/// - WASI preview 1: the runtime's thread clock if it has one, else the
+///   process's CPU clock, else none; WASI preview 2 (whose clocks have no
+///   CPU clock) and a browser: none. Without a thread clock
 ///   [`measures_thread_cpu_time`](crate::measures_thread_cpu_time) is false,
 ///   and with no clock at all every reading is the same instant.
 ///

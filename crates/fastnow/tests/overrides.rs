@@ -80,6 +80,16 @@ fn child_os() {
     assert_eq!(info.env_override, EnvOverride::Os);
     assert_eq!(info.freq_hz, 1_000_000_000);
     assert!(info.to_string().contains("FASTNOW_CLOCK=os"));
+    // The clock read is named as the platform calls it, as Go's Info does
+    // (no WASI case: WASI starts no child process).
+    let os_clock = if cfg!(target_vendor = "apple") {
+        "clock_gettime(CLOCK_UPTIME_RAW)"
+    } else if cfg!(windows) {
+        "QueryPerformanceCounter"
+    } else {
+        "clock_gettime(CLOCK_MONOTONIC)"
+    };
+    assert_eq!(info.ordered_read, os_clock);
 
     // Readings are CLOCK_MONOTONIC nanoseconds plus the timeline's 2^62.
     #[cfg(unix)]

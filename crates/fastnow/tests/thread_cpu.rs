@@ -156,6 +156,11 @@ fn route_is_reported() {
     if cfg!(any(unix, windows)) {
         assert!(fastnow::measures_thread_cpu_time(), "{info:?}");
     }
+    // WASI preview 2's clocks are the monotonic and the wall clock only: no
+    // CPU clock to ask.
+    if cfg!(all(target_os = "wasi", target_env = "p2")) {
+        assert_eq!(info.thread_cpu, ThreadCpuSource::Unavailable);
+    }
     let perf_target = cfg!(all(
         any(target_os = "linux", target_os = "android"),
         any(target_arch = "x86_64", target_arch = "aarch64")

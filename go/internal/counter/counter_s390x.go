@@ -9,9 +9,10 @@ package counter
 // earlier loads.
 func Stckf() uint64
 
-// Stck reads the TOD clock after every earlier storage access has
-// completed, and before any later one (STORE CLOCK, see counter_s390x.s).
-func Stck() uint64
+// SyncStckf reads the TOD clock as Stckf does, after every earlier
+// storage access has completed and before any later one (between two
+// serializations, see counter_s390x.s).
+func SyncStckf() uint64
 
 // StckfState is one STORE CLOCK FAST with the condition code it sets: 0
 // (the clock is set) or 1 (not set) for a running clock, 2 (error) or 3

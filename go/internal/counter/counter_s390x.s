@@ -13,19 +13,23 @@ TEXT ·Stckf(SB), NOSPLIT, $0-8
 	STCKF ret+0(FP)
 	RET
 
-// func Stck() uint64
-// The ordered read: the Principles of Operation specify that for STORE
-// CLOCK "a serialization function is performed before the value of the
-// clock is fetched and again after the value is placed in storage". So the
-// clock is read once every earlier storage access has completed (every
-// earlier load has its value), and every later storage access, a store
-// publishing this reading among them, comes after the value was stored.
-// No barrier or dependent load is needed. STORE CLOCK may fill the bits
-// right of the one the clock increments with a value that makes each
-// reading unique; they are in the same units as STORE CLOCK FAST's, so the
-// two reads compare (less than one increment apart).
-TEXT ·Stck(SB), NOSPLIT, $0-8
-	STCK ret+0(FP)
+// func SyncStckf() uint64
+// The ordered read: STORE CLOCK FAST between two serializations (SYNC is
+// BCR 14,0, fast-BCR serialization, which every machine Go supports has). A
+// serialization completes every conceptually earlier storage access before
+// any later instruction is fetched: the clock is read once every earlier
+// load has its value, and every later storage access, a store publishing
+// this reading among them, comes after the value was stored. It is what
+// STORE CLOCK does around its own fetch, without what STORE CLOCK adds: to
+// make each value unique it may set bits right of the one the clock
+// increments, where STORE CLOCK FAST stores zeros, and so exceed a STORE
+// CLOCK FAST value read after it in the same increment. Both reads store
+// the clock alone here, so an ordered value is never above a bare one read
+// after it.
+TEXT ·SyncStckf(SB), NOSPLIT, $0-8
+	SYNC
+	STCKF ret+0(FP)
+	SYNC
 	RET
 
 // func StckfState() (tod uint64, cc uint8)

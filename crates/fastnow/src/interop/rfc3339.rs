@@ -624,7 +624,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(10_000))]
+        #![proptest_config(ProptestConfig::with_cases(crate::proptest_cases(10_000)))]
 
         /// Any u64 survives text and back, at full precision; lower
         /// precisions read back as the value truncated to them.

@@ -12,6 +12,25 @@
 //! no lock and allocates nothing), because detection and calibration may run
 //! inside a signal handler whose thread was interrupted anywhere.
 
+/// The clock the precise tier reads on the OS source (`ClockInfo`'s
+/// `ordered_read` then): the one [`monotonic_nanos`] calls. Go's `Info`
+/// names the same clocks.
+pub(crate) const MONOTONIC_CLOCK: &str = if cfg!(target_vendor = "apple") {
+    "clock_gettime(CLOCK_UPTIME_RAW)"
+} else if cfg!(unix) {
+    "clock_gettime(CLOCK_MONOTONIC)"
+} else if cfg!(windows) {
+    "QueryPerformanceCounter"
+} else if cfg!(all(target_os = "wasi", target_env = "p2")) {
+    "wasi:clocks/monotonic-clock"
+} else if cfg!(target_os = "wasi") {
+    "clock_time_get(CLOCKID_MONOTONIC)"
+} else if cfg!(all(target_family = "wasm", target_os = "unknown")) {
+    "performance.now()"
+} else {
+    "std::time::Instant"
+};
+
 /// Nanoseconds of the monotonic clock std's `Instant` reads:
 /// `CLOCK_MONOTONIC`, or on Apple platforms `CLOCK_UPTIME_RAW` (which, like
 /// `mach_absolute_time`, does not count sleep; Apple's `CLOCK_MONOTONIC`
@@ -96,8 +115,9 @@ pub(crate) const fn saturating_nanos(secs: i64, nanos: u32) -> u64 {
 
 /// The platform's clocks where fastnow has no Unix call for them: std's
 /// (Windows: `QueryPerformanceCounter` and `GetSystemTimePreciseAsFileTime`;
-/// WASI: `clock_time_get`), or in a browser `performance.now()` and
-/// `Date.now()`, where std's panic.
+/// WASI: `clock_time_get`, or on preview 2 `wasi:clocks`' monotonic and wall
+/// clocks), or in a browser `performance.now()` and `Date.now()`, where
+/// std's panic.
 #[cfg(not(unix))]
 mod platform {
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]

@@ -197,7 +197,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #![proptest_config(ProptestConfig::with_cases(crate::proptest_cases(4000)))]
 
         /// A line goes through its point exactly, and is one step of the
         /// exact product away everywhere else (mod 2^64).

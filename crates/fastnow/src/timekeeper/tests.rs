@@ -791,7 +791,7 @@ fn past_the_end_with_the_lock_held_returns_a_lower_bound() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(256)))]
 
     #[test]
     fn random_scenarios(
@@ -807,23 +807,68 @@ proptest::proptest! {
     }
 }
 
-/// Runs `f` on another thread and fails the test if it has not returned
-/// within `secs` seconds (a hang then fails instead of stalling the run;
-/// the stuck thread is left behind).
+/// Runs `f` on another thread and fails the test if `f` stops making
+/// progress: if `secs` seconds pass without a call of the `step` it is
+/// given (a hang then fails instead of stalling the run; the stuck thread
+/// is left behind). What is bounded is the time of one step, not of the
+/// whole run, so a slow machine (an emulator, a loaded runner) makes the
+/// test slower but never fails it.
 #[cfg(not(target_os = "wasi"))] // no threads there
-fn within<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
+fn within<R: Send + 'static>(secs: u64, f: impl FnOnce(&dyn Fn()) -> R + Send + 'static) -> R {
+    let steps = std::sync::Arc::new(AtomicU64::new(0));
     let (tx, rx) = mpsc::channel();
-    let thread = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-        Ok(r) => r,
-        Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("returned without sending"),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => std::panic!("did not return within {secs} s"),
+    let thread = {
+        let steps = steps.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(f(&|| {
+                steps.fetch_add(1, Ordering::Relaxed);
+            }));
+        })
+    };
+    let mut seen = 0;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+            Ok(r) => return r,
+            Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("returned without sending"),
+            },
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let now = steps.load(Ordering::Relaxed);
+                assert!(now != seen, "no progress for {secs} s (after {now} steps)");
+                seen = now;
+            }
+        }
     }
+}
+
+/// `within` fails a run whose steps stall, however long the run before the
+/// stall lasted, and returns the result of one that keeps stepping past
+/// the bound.
+#[test]
+#[cfg(not(target_os = "wasi"))]
+fn within_bounds_steps_not_runs() {
+    let ran = within(2, |step| {
+        for _ in 0..25 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            step();
+        }
+        7
+    });
+    assert_eq!(ran, 7);
+    let stalled = std::panic::catch_unwind(|| {
+        within(2, |step| {
+            step();
+            loop {
+                std::thread::park();
+            }
+        })
+    });
+    let msg = *stalled
+        .expect_err("a stall fails")
+        .downcast::<String>()
+        .unwrap();
+    assert!(msg.starts_with("no progress for 2 s"), "{msg}");
 }
 
 /// Ticks of `ns` nanoseconds on the simulated counter (rounded down).
@@ -841,7 +886,7 @@ fn sim_ticks(ns: u64) -> u64 {
 #[cfg(not(target_os = "wasi"))]
 fn a_piece_is_never_shorter_than_the_floor() {
     for (interval, bypass_setter) in [(0, false), (1, false), (1, true), (999_999, false)] {
-        let (pieces, publishes, span) = within(20, move || {
+        let (pieces, publishes, span) = within(20, move |step| {
             let tk = Timekeeper::new(Sim::new(None));
             tk.read_nanos(false);
             if bypass_setter {
@@ -854,6 +899,7 @@ fn a_piece_is_never_shorter_than_the_floor() {
             let mut last = 0;
             let start = tk.clocks.w().tau;
             for _ in 0..200_000 {
+                step();
                 let before = {
                     let mut w = tk.clocks.w();
                     w.tau += 10_000;
@@ -899,10 +945,11 @@ fn a_piece_is_never_shorter_than_the_floor() {
 #[test]
 #[cfg(not(target_os = "wasi"))]
 fn a_reader_never_loops_on_its_own_update() {
-    let (reads, published) = within(20, || {
+    let (reads, published) = within(20, |step| {
         let tk = Timekeeper::new(Sim::new(None));
         tk.set_wall_interval(MIN_WALL_INTERVAL_NS);
         for _ in 0..300 {
+            step();
             tk.clocks.w().tau += 10_000_000;
             let _ = tk.read_nanos(false);
         }
@@ -912,6 +959,7 @@ fn a_reader_never_loops_on_its_own_update() {
         let mut last = tk.read_nanos(true);
         let reads = 200;
         for i in 0..reads {
+            step();
             let v = tk.read_nanos(i % 2 == 0);
             assert!(v >= last, "stepped back");
             last = v;
@@ -984,7 +1032,7 @@ fn lower_bound_below_eight_ticks() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(20_000)))]
 
     /// The bound never exceeds the next piece's value, for any next rate
     /// down to 7/8 of the old (`calibrate::floor`), few ticks or many.
@@ -1393,7 +1441,7 @@ fn on_the_os_clock_boot_readings_read_boottime() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(64)))]
 
     /// Whatever the noise of the boot clock's reads (a pair interrupted
     /// between its reads gives a smaller offset), the suspends (counter

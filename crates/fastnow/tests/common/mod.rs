@@ -11,7 +11,8 @@ fn skipped(reason: &str) {
     let _ = writeln!(std::io::stderr(), "{at}: skipped: {reason}");
 }
 
-/// wasm32-wasip1 has no threads (`thread::spawn` fails there).
+/// WASI (wasm32-wasip1, wasm32-wasip2) has no threads (`thread::spawn`
+/// fails there).
 #[allow(dead_code)]
 #[track_caller]
 pub fn no_threads() -> bool {
