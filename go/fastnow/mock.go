@@ -11,7 +11,8 @@ import (
 
 // Clock is what code that wants testable time takes instead of calling the
 // package functions directly; System reads the real clocks and ManualClock
-// moves only when told.
+// moves only when told. Both answer Since alike: Now().Sub(i), as the
+// package's Since and time.Since, negative for an Instant later than now.
 type Clock interface {
 	Now() Instant
 	Since(Instant) time.Duration
@@ -24,7 +25,7 @@ type systemClock struct{}
 var System Clock = systemClock{}
 
 func (systemClock) Now() Instant                  { return Now() }
-func (systemClock) Since(i Instant) time.Duration { return i.Elapsed() }
+func (systemClock) Since(i Instant) time.Duration { return Since(i) }
 func (systemClock) UnixNano() int64               { return UnixNano() }
 func (systemClock) String() string                { return "fastnow.System" }
 

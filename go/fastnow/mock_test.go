@@ -295,4 +295,11 @@ func TestManualClock(t *testing.T) {
 	if System.Since(System.Now()) < 0 {
 		t.Fatal("System clock")
 	}
+	// A deadline ahead: both clocks say how far, as time.Since would, so
+	// code written against Clock behaves alike under test and in production.
+	for _, k := range []Clock{System, c} {
+		if d := k.Since(k.Now().Add(time.Hour)); d >= 0 || d < -time.Hour {
+			t.Errorf("%T: Since of an instant an hour ahead = %v, want within [-1h, 0)", k, d)
+		}
+	}
 }
