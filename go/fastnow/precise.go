@@ -105,7 +105,11 @@ var mark struct {
 // the cheaper, on this core, of Nanotime plus a compare-and-swap on a shared
 // word and OrderedNanotime; once that word is contended it uses ordered reads
 // for good, which share nothing (Source().MonotonicMode says which). The
-// first reading in a process times both (a few microseconds).
+// first reading in a process times both (a few microseconds). On ordered
+// reads this holds as far as the cores' counters agree, which the kernel
+// checks before it uses the counter (a hypervisor can still set virtual
+// CPUs' counters a few ticks apart, and CLOCK_MONOTONIC is then early by as
+// much; the repository's spec/SEMANTICS.md).
 func MonotonicNanotime() int64 {
 	switch monoMode.Load() {
 	case monoHighWater:

@@ -463,7 +463,10 @@ instant_type!(
     /// the Rust memory model (same thread later, or after an Acquire load
     /// that saw a Release store made after A, a join, a channel receive…),
     /// then `B >= A`. Tested with 10^8 cross-thread checks (see
-    /// `BENCHMARKS.md`).
+    /// `BENCHMARKS.md`). On ordered reads this holds as far as the cores'
+    /// counters agree, which the kernel checks before it uses the counter
+    /// (a hypervisor can still set virtual CPUs' counters a few ticks apart,
+    /// and `CLOCK_MONOTONIC` is then early by as much; spec/SEMANTICS.md).
     ///
     /// Cost: the cheaper, on this core, of two strategies, chosen when the
     /// clock is first read. A counter read plus a compare-and-swap on a

@@ -150,27 +150,86 @@ func abs(x int64) int64 {
 	return x
 }
 
+// counterAgreementTicks is how far apart, in counter ticks, the counters
+// of two cores may read at one moment. A hypervisor gives each virtual CPU
+// its own counter offset, and they can disagree by a few ticks that the
+// kernel's check at boot does not see: a reading taken on one core after a
+// reading on another can then be below it by that much, with bare ordered
+// counter reads and no fastnow code at all (the Rust workspace's
+// counter-skew measures it; BENCHMARKS.md, "Cross-core counter agreement").
+// The checkers count violations up to this far apart; any larger one is
+// fastnow's, and fails the bound. The Rust fault test uses the same value.
+const counterAgreementTicks = 16
+
+// counterAgreementNs is counterAgreementTicks in nanoseconds at the
+// frequency in use.
+func counterAgreementNs() int64 {
+	hz := fastnow.Source().FreqHz
+	if hz == 0 {
+		return counterAgreementTicks
+	}
+	return int64((counterAgreementTicks*1_000_000_000 + hz - 1) / hz)
+}
+
+// violations is what the checkers saw: strict violations and steps back,
+// apart by size.
+type violations struct {
+	beyond        int64 // by more than the cores' counters may disagree: fastnow's own
+	within        int64 // by no more
+	worstWithinNs int64
+	agreementNs   int64
+}
+
+// note counts a reading later taken after earlier.
+func (v *violations) note(earlier, later int64) {
+	if later >= earlier {
+		return
+	}
+	if by := earlier - later; by > v.agreementNs {
+		v.beyond++
+	} else {
+		v.within++
+		v.worstWithinNs = max(v.worstWithinNs, by)
+	}
+}
+
+func (v *violations) merge(o violations) {
+	v.beyond += o.beyond
+	v.within += o.within
+	v.worstWithinNs = max(v.worstWithinNs, o.worstWithinNs)
+}
+
+// check is the bound's row: none beyond the counters' agreement.
+func (v violations) check() check {
+	what := fmt.Sprintf("strict violations + steps back by more than the cores' counters may disagree (%d ns)", v.agreementNs)
+	if v.within > 0 {
+		what += fmt.Sprintf("; %d within it, up to %d ns", v.within, v.worstWithinNs)
+	}
+	return measured(what, "", float64(v.beyond), 0)
+}
+
 // checkers check fastnow's guarantees while an event happens: one
 // goroutine publishes MonotonicNanotime readings, another loads them and
 // reads again (a smaller reading is a strict violation); both check that
 // their own Nanotime readings never decrease. Each is locked to its own
 // thread, so the two run on two cores where there are two.
 type checkers struct {
-	stop         atomic.Bool
-	wg           sync.WaitGroup
-	strict, back atomic.Int64
-	shared       atomic.Int64
+	stop   atomic.Bool
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	seen   violations
+	shared atomic.Int64
 }
 
 func startCheckers() *checkers {
-	c := &checkers{}
+	c := &checkers{seen: violations{agreementNs: counterAgreementNs()}}
 	for role := 0; role < 2; role++ {
 		c.wg.Add(1)
 		go func(role int) {
 			defer c.wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			var strict, back int64
+			v := violations{agreementNs: c.seen.agreementNs}
 			last := fastnow.Now()
 			for !c.stop.Load() {
 				for i := 0; i < 1000; i++ {
@@ -178,38 +237,35 @@ func startCheckers() *checkers {
 						c.shared.Store(fastnow.MonotonicNanotime())
 					} else {
 						seen := c.shared.Load()
-						if fastnow.MonotonicNanotime() < seen {
-							strict++
-						}
+						v.note(seen, fastnow.MonotonicNanotime())
 					}
 					now := fastnow.Now()
-					if now.Before(last) {
-						back++
-					}
+					v.note(last.Nanotime(), now.Nanotime())
 					last = now
 				}
 				// Leave the measuring goroutine some CPU on two cores.
 				time.Sleep(200 * time.Microsecond)
 			}
-			c.strict.Add(strict)
-			c.back.Add(back)
+			c.mu.Lock()
+			c.seen.merge(v)
+			c.mu.Unlock()
 		}(role)
 	}
 	return c
 }
 
-// finish stops the checkers and returns strict violations + steps back.
-func (c *checkers) finish() (strict, back int64) {
+// finish stops the checkers and returns what they saw.
+func (c *checkers) finish() violations {
 	c.stop.Store(true)
 	c.wg.Wait()
-	return c.strict.Load(), c.back.Load()
+	return c.seen
 }
 
 // rateOutcome is what one rate event did to fastnow.
 type rateOutcome struct {
 	wallSteadyNs, wallFirstNs, wallAfterNs int64   // largest |wall error|: before, first 3 s, from 3 s on
 	intervalAfterPPM                       float64 // largest |1 s interval error| from 3 s on
-	strict, back                           int64
+	violations                             violations
 }
 
 // rateEvent runs change after before of steady state and measures for after.
@@ -246,7 +302,7 @@ func rateEvent(before, after time.Duration, change func() error) (rateOutcome, e
 		}
 		time.Sleep(time.Millisecond)
 	}
-	o.strict, o.back = c.finish()
+	o.violations = c.finish()
 	return o, nil
 }
 
@@ -275,7 +331,7 @@ func stepFollowedAfter(stepNs int64, limit time.Duration) (time.Duration, error)
 type demotionOutcome struct {
 	noticedAfter    time.Duration // -1: not within the limit
 	intervalErrorNs int64         // an interval across the switch − CLOCK_MONOTONIC's
-	strict, back    int64
+	violations      violations
 	info            string
 }
 
@@ -307,7 +363,7 @@ func demotion(other string, limit time.Duration) (demotionOutcome, error) {
 	time.Sleep(50 * time.Millisecond)
 	ours1, mono1 := paired()
 	o.intervalErrorNs = (ours1 - ours0) - (mono1 - mono0)
-	o.strict, o.back = c.finish()
+	o.violations = c.finish()
 	o.info = fastnow.Source().String()
 	return o, nil
 }
@@ -341,7 +397,8 @@ type event struct {
 // 3 s on; steps followed within one interval (1.05 s), 10 ms while upkeep
 // runs; the kernel's change of mind noticed within 1.6 s (1.1 s with
 // upkeep), an interval across it within 10 µs; no strict violation and no
-// step back, ever. The same as the Rust crate's fault driver.
+// step back, ever, by more than the cores' counters disagree
+// (counterAgreementTicks). The same as the Rust crate's fault driver.
 const (
 	steadyWallNs = 1_000
 	intervalPPM  = 1.0
@@ -387,7 +444,7 @@ func runEvents(upkeep, quick bool) []event {
 						measured("wall error from 3 s on", "ns", float64(o.wallAfterNs), r.settled),
 						measured("1 s intervals against CLOCK_MONOTONIC from 3 s on", "ppm", o.intervalAfterPPM, intervalPPM))
 				}
-				checks = append(checks, measured("strict violations + steps back", "", float64(o.strict+o.back), 0))
+				checks = append(checks, o.violations.check())
 				events = append(events, event{r.name, checks})
 			}
 		}()
@@ -442,7 +499,7 @@ func runEvents(upkeep, quick bool) []event {
 		events = append(events, event{name, []check{
 			n,
 			measured("an interval across the switch − CLOCK_MONOTONIC's", "ns", float64(abs(o.intervalErrorNs)), 10_000),
-			measured("strict violations + steps back", "", float64(o.strict+o.back), 0),
+			o.violations.check(),
 		}})
 		fmt.Println("after the switch:", o.info)
 	}
