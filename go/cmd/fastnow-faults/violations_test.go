@@ -29,4 +29,11 @@ func TestViolationsApartBySize(t *testing.T) {
 	if m.beyond != 2 || m.within != 4 || m.worstWithinNs != 7 {
 		t.Fatalf("merged: %+v", m)
 	}
+	// On one thread, any step back is fastnow's.
+	one := violations{agreementNs: 7}
+	one.noteSameThread(100, 100)
+	one.noteSameThread(100, 99)
+	if one.beyond != 1 || one.within != 0 {
+		t.Fatalf("one thread: %+v", one)
+	}
 }
