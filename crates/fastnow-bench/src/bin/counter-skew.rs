@@ -31,43 +31,23 @@ mod probe {
     }
 
     fn monotonic_ns() -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid timespec to write; CLOCK_MONOTONIC exists on
-        // every Unix this builds for.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn lfence_rdtsc() -> u64 {
-        use std::arch::x86_64::{_mm_lfence, _rdtsc};
-        // SAFETY: LFENCE (SSE2) and RDTSC exist on every x86_64 CPU; the kernel
-        // lets user space read the TSC unless it set CR4.TSD, which would fault
-        // fastnow's own reads as well (the probe is for machines that run it).
-        unsafe {
-            _mm_lfence();
-            _rdtsc()
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn rdtscp() -> u64 {
-        let mut aux = 0;
-        // SAFETY: called only where CPUID says RDTSCP exists (`probes`).
-        unsafe { std::arch::x86_64::__rdtscp(&mut aux) }
+        fastnow_bench::clock_gettime_ns(libc::CLOCK_MONOTONIC)
     }
 
     fn probes() -> Vec<Probe> {
         let mut v = Vec::new();
+        #[cfg(target_arch = "aarch64")]
+        v.push(Probe {
+            name: "ISB;MRS CNTVCT_EL0",
+            unit: "ticks",
+            read: fastnow_bench::raw::isb_cntvct,
+        });
         #[cfg(target_arch = "x86_64")]
         {
             v.push(Probe {
                 name: "LFENCE;RDTSC",
                 unit: "ticks",
-                read: lfence_rdtsc,
+                read: fastnow_bench::raw::lfence_rdtsc,
             });
             // SAFETY: CPUID exists on every x86_64 CPU, and leaf 0x8000_0001
             // on every one (it holds the long-mode bit). (`__cpuid` is a safe
@@ -78,7 +58,7 @@ mod probe {
                 v.push(Probe {
                     name: "RDTSCP",
                     unit: "ticks",
-                    read: rdtscp,
+                    read: fastnow_bench::raw::rdtscp,
                 });
             }
         }
