@@ -15,11 +15,11 @@ AARCH64_ENV = RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
 AARCH64_READY = command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null \
 	&& [ -d /usr/lib/rustlib/aarch64-unknown-linux-gnu ]
 
-.PHONY: test test-rust test-package test-aarch64 test-go lint test-faults test-platforms report figures figures-go bench fmt
+.PHONY: test test-rust test-package test-aarch64 test-go test-fresh lint test-faults test-platforms report report-screenshot figures figures-go bench fmt
 
 # Independent parts: `make -j2 test` (as .ci/run does) runs two at a time,
 # the Go tests beside the Rust ones.
-test: lint test-go test-rust test-package test-aarch64
+test: lint test-go test-rust test-package test-aarch64 test-fresh
 
 # The lint gate: formatting, clippy and rustdoc with warnings denied, gofmt
 # and staticcheck (fetched from the Go module proxy at a pinned version, as
@@ -74,6 +74,8 @@ test-package:
 	for c in $(PACKAGED); do \
 		rm -rf target/package/$$c-$(VERSION) && tar -xmzf target/package/$$c-$(VERSION).crate -C target/package || exit 1; \
 	done
+	@echo "test-package: the packaged README and MIGRATION.md link only absolutely (crates.io and docs.rs render them)"
+	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../.. --test package
 	cd target/package/fastnow-$(VERSION) && $(CARGO) test -q --all-features --target-dir ../..
 	cd target/package/fastnow-cli-$(VERSION) && $(CARGO) build -q --target-dir ../.. \
 		--config 'patch.crates-io.fastnow.path="../fastnow-$(VERSION)"' \
@@ -117,10 +119,56 @@ test-go:
 		[ -z "$$CI" ] || exit 1; \
 	fi
 	@if command -v qemu-aarch64 >/dev/null; then \
+		echo "test-go arm64: the Go tests built for GOARCH=arm64, run under qemu-aarch64 (timings under emulation mean nothing)"; \
 		cd go && FASTNOW_TEST_RUNNER=qemu-aarch64 GOARCH=arm64 $(GO) test -exec qemu-aarch64 -count=1 ./...; \
 	else \
 		echo "test-go arm64: SKIPPED: needs qemu-user (.ci/run installs it)"; [ -z "$$CI" ] || exit 1; \
 	fi
+
+# The fastnow crate's tests and the Go package's tests as on a machine
+# booted a minute ago and on one up for twenty years: Linux time namespaces
+# (unshare -T) set CLOCK_MONOTONIC and CLOCK_BOOTTIME for the processes
+# started inside (the counter and CLOCK_REALTIME are untouched), here both
+# to the age given, read through perl's Time::HiRes (git's dependency),
+# and in a time zone 13 h 45 min east of UTC (a POSIX TZ string: no tzdata
+# needed), which no test may notice either.
+# Built first, outside: inside, cargo finds the tests built and the Go
+# tests run from their compiled binary (without -race: the ages are what is
+# tested here; test-go runs the race detector). The doc tests, which rustdoc
+# compiles at every run, run on the young machine only. Where no time
+# namespace can be made (not root, a kernel before 5.6, a container that
+# forbids it) it prints SKIPPED and why.
+FRESH_YOUNG = 60
+FRESH_OLD = 630720000
+FRESH_TZ = <+1345>-13:45
+FRESH_CLOCKS = perl -MTime::HiRes=clock_gettime,CLOCK_MONOTONIC,CLOCK_BOOTTIME \
+	-e 'printf "%d %d\n", clock_gettime(CLOCK_MONOTONIC), clock_gettime(CLOCK_BOOTTIME)'
+test-fresh:
+	@if ! command -v unshare >/dev/null || ! perl -MTime::HiRes -e1 2>/dev/null; then \
+		echo "test-fresh: SKIPPED: needs unshare (util-linux) and perl with Time::HiRes"; \
+		[ -z "$$CI" ] || exit 1; exit 0; \
+	fi; \
+	if ! why=$$(unshare -T --fork true 2>&1); then \
+		echo "test-fresh: SKIPPED: no time namespace here (unshare -T: $$why; it needs root and Linux 5.6)"; \
+		[ -z "$$CI" ] || exit 1; exit 0; \
+	fi; \
+	set -e; \
+	$(CARGO) test -q -p fastnow --all-features --no-run; \
+	mkdir -p target/fresh; \
+	(cd go && $(GO) test -c -o ../target/fresh/fastnow.test ./fastnow); \
+	export TZ='$(FRESH_TZ)'; \
+	for age in $(FRESH_YOUNG) $(FRESH_OLD); do \
+		set -- $$($(FRESH_CLOCKS)); \
+		ns="unshare -T --monotonic $$(($$age - $$1)) --boottime $$(($$age - $$2)) --fork"; \
+		set -- $$($$ns $(FRESH_CLOCKS)); \
+		echo "test-fresh: CLOCK_MONOTONIC $$1 s, CLOCK_BOOTTIME $$2 s, TZ=$$TZ inside"; \
+		if [ $$1 -lt $$age ] || [ $$1 -gt $$(($$age + 60)) ] || [ $$2 -lt $$age ] || [ $$2 -gt $$(($$age + 60)) ]; then \
+			echo "test-fresh: the time namespace did not set the clocks to $$age s"; exit 1; \
+		fi; \
+		$$ns $(CARGO) test -q -p fastnow --all-features --lib --tests; \
+		[ $$age != $(FRESH_YOUNG) ] || $$ns $(CARGO) test -q -p fastnow --all-features --doc; \
+		(cd go/fastnow && $$ns ../../target/fresh/fastnow.test); \
+	done
 
 # Clock faults injected into the real kernel (adjtimex frequency and tick
 # changes, clock_settime steps, the sysfs clocksource switch), with the
@@ -159,6 +207,25 @@ report:
 	$(CARGO) run --release -q -p fastnow-cli --features peers -- report $(REPORT_ARGS)
 	@echo
 	cd go && $(GO) run ./cmd/fastnow-report -quick
+
+# The report's page as a person sees it: a quick report's HTML rendered by
+# a headless Chromium at a desktop's and a phone's width, into
+# target/report/ (look at the PNGs; they are not committed). Debian:
+# apt-get install chromium.
+CHROMIUM ?= $(shell command -v chromium chromium-browser google-chrome 2>/dev/null | head -1)
+SCREENSHOT_ARGS ?= --quick
+report-screenshot:
+	@if [ -z "$(CHROMIUM)" ]; then \
+		echo "report-screenshot: SKIPPED: no headless browser (apt-get install chromium)"; [ -z "$$CI" ] || exit 1; exit 0; \
+	fi; \
+	set -e; mkdir -p target/report; \
+	$(CARGO) run --release -q -p fastnow-cli --features peers -- report $(SCREENSHOT_ARGS) --html target/report/report.html > target/report/report.txt; \
+	for size in 1280,7200 390,16000; do \
+		png=target/report/report-$${size%%,*}.png; \
+		$(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=$$size \
+			--screenshot=$$png file://$(CURDIR)/target/report/report.html 2>/dev/null; \
+		echo "report-screenshot: $$png"; \
+	done
 
 # The Go figures in BENCHMARKS.md: go test -bench, 6 runs each, through benchstat.
 BENCHSTAT = golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da

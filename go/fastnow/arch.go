@@ -1,10 +1,14 @@
 package fastnow
 
-import "strconv"
+import (
+	"strconv"
 
-// What every architecture's counter backend (arch_*.go) reports: the
-// counter, how to read it ordered, and its frequency with where that came
-// from.
+	"github.com/fastnow/fastnow/go/internal/arch"
+)
+
+// What every architecture's counter backend (internal/arch, one file per
+// architecture) reports: the counter, how to read it ordered, and its
+// frequency with where that came from.
 
 // Origin says how the frequency in use was obtained (Info.FreqOrigin).
 type Origin uint8
@@ -50,7 +54,8 @@ func (o Origin) String() string {
 // MarshalText encodes o as its String.
 func (o Origin) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// probe is what a counter backend's probeCounter (arch_*.go) reports.
+// probe is what the counter backend's ProbeCounter (internal/arch)
+// reports.
 type probe struct {
 	counter                     string // "" when the platform has no backend
 	invariant                   bool
@@ -66,3 +71,30 @@ type probe struct {
 // orderedAlt selects LFENCE;RDTSC over RDTSCP for ordered reads; set by
 // detection before the first state is published, read after loading one.
 var orderedAlt bool
+
+// disabledWhy completes FallbackDisabled's sentence on this target.
+const disabledWhy = arch.DisabledWhy
+
+// readCounter is the bare counter read, readCounterOrdered the ordered one
+// (alt: OrderedReadAlt's instructions): the target's backend's, one
+// assembly function call each.
+func readCounter() uint64 { return arch.Counter() }
+
+func readCounterOrdered(alt bool) uint64 { return arch.CounterOrdered(alt) }
+
+// probeCounter is what the hardware and kernel say about the counter.
+func probeCounter() probe {
+	p := arch.ProbeCounter()
+	return probe{
+		counter:        p.Counter,
+		invariant:      p.Invariant,
+		freqHz:         p.FreqHz,
+		freqOrigin:     Origin(p.FreqOrigin),
+		publishedHz:    p.PublishedHz,
+		orderedRead:    p.OrderedRead,
+		orderedReadAlt: p.OrderedReadAlt,
+		useAlt:         p.UseAlt,
+		hypervisor:     p.Hypervisor,
+		disabled:       p.Disabled,
+	}
+}

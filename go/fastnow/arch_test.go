@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fastnow/fastnow/go/internal/arch"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
 )
 
 // The counter backend each target must have (Info.Counter); targets not
@@ -69,9 +73,9 @@ func TestBackendOfThisTarget(t *testing.T) {
 	b := readCounterOrdered(orderedAlt)
 	// The OS clock inside the counter's interval: a sleep can end early
 	// (Wine's timers do), the clock that measures it cannot.
-	m0 := monoNow()
+	m0 := osclock.Mono()
 	time.Sleep(2 * time.Millisecond)
-	m1 := monoNow()
+	m1 := osclock.Mono()
 	c := readCounter()
 	d := readCounterOrdered(orderedAlt)
 	if !(a <= b && b < c && c <= d) {
@@ -147,9 +151,9 @@ func TestChildForcedCounter(t *testing.T) {
 	// inside their interval and decides when a millisecond has passed: a
 	// sleep can end early (Wine's do), the clock that measures it cannot.
 	a, b := Nanotime(), OrderedNanotime()
-	m0 := monoNow()
+	m0 := osclock.Mono()
 	sleepAtLeast(time.Millisecond)
-	m1 := monoNow()
+	m1 := osclock.Mono()
 	c, d := Nanotime(), MonotonicNanotime()
 	// The interval holds the OS clock's, to the rate's precision (0.5 %).
 	if os := m1 - m0; !(a <= b && b < c && c <= d) || c-a < os-os/200 {
@@ -158,5 +162,27 @@ func TestChildForcedCounter(t *testing.T) {
 	t.Logf("FASTNOW_CLOCK=counter: %s: %s", outcome, info)
 	if want := os.Getenv("FASTNOW_TEST_EXPECT_COUNTER"); want != "" && want != outcome {
 		t.Fatalf("FASTNOW_TEST_EXPECT_COUNTER=%s, but the counter was %s here", want, outcome)
+	}
+}
+
+// The backends (internal/arch) report a frequency's origin in their own
+// type, converted value for value: the two lists must agree.
+func TestOriginsAreTheBackendsOrigins(t *testing.T) {
+	for _, c := range []struct {
+		ours   Origin
+		theirs arch.Origin
+	}{
+		{OriginCPUID, arch.OriginCPUID},
+		{OriginHypervisor, arch.OriginHypervisor},
+		{OriginRegister, arch.OriginRegister},
+		{OriginDeviceTree, arch.OriginDeviceTree},
+		{OriginMeasured, arch.OriginMeasured},
+		{OriginOS, arch.OriginOS},
+		{OriginPending, arch.OriginPending},
+		{OriginKernel, arch.OriginKernel},
+	} {
+		if Origin(c.theirs) != c.ours {
+			t.Errorf("%v is %d here, %d in internal/arch", c.ours, c.ours, c.theirs)
+		}
 	}
 }

@@ -46,7 +46,7 @@ func (a *AtomicInstant) StoreMin(i Instant) (old Instant) { return Instant{store
 // String formats the stamp as Instant.String does.
 func (a *AtomicInstant) String() string { return a.Load().String() }
 
-// AtomicUnixNano is a Unix time in nanoseconds (a UnixNano or
+// AtomicUnixTime is a Unix time in nanoseconds (a UnixNano or
 // RecentUnixNano reading) that goroutines load and update without a lock,
 // with the same operations as AtomicInstant. The zero value holds 0
 // (1970-01-01 UTC). It must not be copied after first use.
@@ -54,41 +54,47 @@ func (a *AtomicInstant) String() string { return a.Load().String() }
 // Unix time can step back when the system clock is set, so "newer" here
 // means a larger value, not a later event; use AtomicInstant to order
 // events.
-type AtomicUnixNano struct {
+type AtomicUnixTime struct {
 	v atomic.Int64
 }
 
+// AtomicUnixNano is AtomicUnixTime, under its earlier name.
+//
+// Deprecated: use AtomicUnixTime, the name the Rust crate gives the same
+// stamp.
+type AtomicUnixNano = AtomicUnixTime
+
 // Load returns the stamp.
-func (a *AtomicUnixNano) Load() int64 { return a.v.Load() }
+func (a *AtomicUnixTime) Load() int64 { return a.v.Load() }
 
 // LoadTime returns the stamp as a time.Time (in the local zone, without a
 // monotonic reading).
-func (a *AtomicUnixNano) LoadTime() time.Time { return time.Unix(0, a.v.Load()) }
+func (a *AtomicUnixTime) LoadTime() time.Time { return time.Unix(0, a.v.Load()) }
 
 // Store sets the stamp to ns.
-func (a *AtomicUnixNano) Store(ns int64) { a.v.Store(ns) }
+func (a *AtomicUnixTime) Store(ns int64) { a.v.Store(ns) }
 
 // Swap sets the stamp to ns and returns the one it replaced.
-func (a *AtomicUnixNano) Swap(ns int64) (old int64) { return a.v.Swap(ns) }
+func (a *AtomicUnixTime) Swap(ns int64) (old int64) { return a.v.Swap(ns) }
 
 // CompareAndSwap sets the stamp to new if it is old, and reports whether it
 // did.
-func (a *AtomicUnixNano) CompareAndSwap(old, new int64) bool { return a.v.CompareAndSwap(old, new) }
+func (a *AtomicUnixTime) CompareAndSwap(old, new int64) bool { return a.v.CompareAndSwap(old, new) }
 
 // StoreIfNewer sets the stamp to ns if ns is larger, and reports whether
 // the stamp moved.
-func (a *AtomicUnixNano) StoreIfNewer(ns int64) bool { return storeMax(&a.v, ns) < ns }
+func (a *AtomicUnixTime) StoreIfNewer(ns int64) bool { return storeMax(&a.v, ns) < ns }
 
 // StoreMax sets the stamp to the larger of itself and ns, and returns the
 // stamp it held before.
-func (a *AtomicUnixNano) StoreMax(ns int64) (old int64) { return storeMax(&a.v, ns) }
+func (a *AtomicUnixTime) StoreMax(ns int64) (old int64) { return storeMax(&a.v, ns) }
 
 // StoreMin sets the stamp to the smaller of itself and ns, and returns the
 // stamp it held before.
-func (a *AtomicUnixNano) StoreMin(ns int64) (old int64) { return storeMin(&a.v, ns) }
+func (a *AtomicUnixTime) StoreMin(ns int64) (old int64) { return storeMin(&a.v, ns) }
 
 // String formats the stamp as an RFC 3339 UTC time with nanoseconds.
-func (a *AtomicUnixNano) String() string {
+func (a *AtomicUnixTime) String() string {
 	return a.LoadTime().UTC().Format(time.RFC3339Nano)
 }
 

@@ -32,7 +32,7 @@ func TestAtomicInstantOperations(t *testing.T) {
 	if !a.StoreIfNewer(at(6)) || a.StoreIfNewer(at(6)) || a.StoreIfNewer(at(1)) || a.Load() != at(6) {
 		t.Fatalf("StoreIfNewer: now %v", a.Load())
 	}
-	if a.String() != "6ns" {
+	if a.String() != "6ns after the package loaded" {
 		t.Fatalf("String = %q", a.String())
 	}
 }

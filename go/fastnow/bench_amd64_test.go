@@ -3,19 +3,19 @@ package fastnow
 import (
 	"testing"
 
-	"github.com/fastnow/fastnow/go/internal/counter"
+	"github.com/fastnow/fastnow/go/internal/arch"
 )
 
 // The floor: the assembly RDTSC function alone (its call included).
 func BenchmarkRDTSC(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sink += int64(counter.Rdtsc())
+		sink += int64(arch.Rdtsc())
 	}
 }
 
 func BenchmarkRDTSCP(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sink += int64(counter.Rdtscp())
+		sink += int64(arch.Rdtscp())
 	}
 }
 
@@ -23,6 +23,6 @@ func BenchmarkRDTSCP(b *testing.B) {
 // the CPU says LFENCE serialises).
 func BenchmarkLFENCERDTSC(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		sink += int64(counter.LfenceRdtsc())
+		sink += int64(arch.LfenceRdtsc())
 	}
 }

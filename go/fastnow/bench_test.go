@@ -5,9 +5,12 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
 )
 
 // Benchmarks beside the standard library and a "fastnano-style" baseline
@@ -71,6 +74,68 @@ func BenchmarkTimeNowUnixNano(b *testing.B) {
 	}
 }
 
+var benchHLC HLC
+
+func BenchmarkHLCNow(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink += int64(benchHLC.Now())
+	}
+}
+
+func BenchmarkHLCNowParallel(b *testing.B) {
+	b.RunParallel(func(pb *testing.PB) {
+		var s int64
+		for pb.Next() {
+			s += int64(benchHLC.Now())
+		}
+		atomic.AddInt64(&sink, s)
+	})
+}
+
+// mutexHLC is the other way to build the clock, uhlc's: the same rule
+// under a lock taken for every stamp, for the contended comparison.
+type mutexHLC struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+func (h *mutexHLC) now() uint64 {
+	wall := hlcWordOfNanos(UnixNano())
+	h.mu.Lock()
+	h.last = max(wall, h.last+1)
+	t := h.last
+	h.mu.Unlock()
+	return t
+}
+
+var benchMutexHLC mutexHLC
+
+func BenchmarkMutexStyleHLCNow(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink += int64(benchMutexHLC.now())
+	}
+}
+
+func BenchmarkMutexStyleHLCNowParallel(b *testing.B) {
+	b.RunParallel(func(pb *testing.PB) {
+		var s int64
+		for pb.Next() {
+			s += int64(benchMutexHLC.now())
+		}
+		atomic.AddInt64(&sink, s)
+	})
+}
+
+func BenchmarkUnixNanoParallel(b *testing.B) {
+	b.RunParallel(func(pb *testing.PB) {
+		var s int64
+		for pb.Next() {
+			s += UnixNano()
+		}
+		atomic.AddInt64(&sink, s)
+	})
+}
+
 var fastnanoStart = time.Now()
 var fastnanoWall = fastnanoStart.UnixNano()
 
@@ -124,9 +189,9 @@ func BenchmarkReaderUpdate(b *testing.B) {
 					for j := 0; j < mib<<20; j += 64 {
 						other[j]++
 					}
-					start := monoNow()
+					start := osclock.Mono()
 					tk.readerUpdate(kind.check)
-					took = append(took, float64(monoNow()-start))
+					took = append(took, float64(osclock.Mono()-start))
 				}
 				slices.Sort(took)
 				b.ReportMetric(0, "ns/op")
@@ -142,17 +207,18 @@ func BenchmarkReaderUpdate(b *testing.B) {
 }
 
 // readerUpdate runs one state update as a reader at trigger does: a rate
-// sample, or (check) a clocksource re-check.
+// sample, or (check) a clocksource re-check and a sample, as a reader whose
+// reading showed cause for one makes (checkWanted).
 func (tk *timekeeper) readerUpdate(check bool) {
 	if !tk.mu.TryLock() {
 		return
 	}
 	defer tk.mu.Unlock()
-	tk.k.lastWasCheck = !check
+	tk.k.checkWanted = check
 	if check {
 		tk.k.nextCheckMono = 0
 	}
-	tk.update(causeReader)
+	tk.updateAsReader(causeReader)
 }
 
 // BenchmarkColdCall is what a reader's state update costs when it comes as
@@ -260,11 +326,11 @@ func BenchmarkReadTail(b *testing.B) {
 				var publishing []float64
 				seen := proc.state.Load()
 				for i := 0; i < b.N; i++ {
-					before := monoNow()
+					before := osclock.Mono()
 					until := before + 10_000_000
 					for before < until {
 						c.call()
-						after := monoNow()
+						after := osclock.Mono()
 						took := uint64(after - before)
 						hist[min(took/bucketNs, buckets)]++
 						slowest = max(slowest, took)

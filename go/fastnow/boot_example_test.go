@@ -40,7 +40,7 @@ func ExampleBootInstant() {
 func ExampleBootInstantOf() {
 	i := fastnow.BootInstantOf(1_500_000_000)
 	fmt.Println(i, i.Nanotime())
-	// Output: 1.5s 1500000000
+	// Output: 1.5s after the package loaded, suspends since boot included 1500000000
 }
 
 func ExampleBootInstant_Nanotime() {
@@ -66,7 +66,7 @@ func ExampleBootInstant_Sub() {
 
 func ExampleBootInstant_Add() {
 	fmt.Println(fastnow.BootInstantOf(0).Add(1500 * time.Millisecond))
-	// Output: 1.5s
+	// Output: 1.5s after the package loaded, suspends since boot included
 }
 
 func ExampleBootInstant_Before() {
@@ -89,7 +89,7 @@ func ExampleBootInstant_Compare() {
 
 func ExampleBootInstant_String() {
 	fmt.Println(fastnow.BootInstantOf(int64(90 * time.Second)).String())
-	// Output: 1m30s
+	// Output: 1m30s after the package loaded, suspends since boot included
 }
 
 // Suspend moves the boot clock and the Unix time, not the monotonic time.
@@ -106,5 +106,5 @@ func ExampleManualClock_BootNow() {
 	clock.Advance(time.Second)
 	clock.Suspend(time.Minute)
 	fmt.Println(clock.Now(), clock.BootNow())
-	// Output: 2s 1m2s
+	// Output: 2s after the package loaded 1m2s after the package loaded, suspends since boot included
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
 )
 
 // bootPair is a BootNanotime reading and CLOCK_BOOTTIME at the same moment:
@@ -13,9 +15,9 @@ import (
 func bootPair(t *testing.T) (ours int64, kernel, width uint64) {
 	width = ^uint64(0)
 	for i := 0; i < 200; i++ {
-		a, ok1 := clockNanos(bootClockBoot)
+		a, ok1 := osclock.BootTime()
 		v := BootNanotime()
-		b, ok2 := clockNanos(bootClockBoot)
+		b, ok2 := osclock.BootTime()
 		if !ok1 || !ok2 {
 			t.Skip("CLOCK_BOOTTIME is refused here")
 		}

@@ -22,7 +22,7 @@ var recentUnix, recentNanotime paddedInt64
 const DefaultResolution = time.Millisecond
 
 // Refresh reads the clocks into the cache and returns the new Nanotime: a
-// MonotonicNanotime reading and the wall tier. The cached Nanotime keeps the
+// reading every later MonotonicNanotime is at or above, and the wall tier. The cached Nanotime keeps the
 // largest value stored, so it never goes back. While a test's ManualClock
 // is in use (UseClock) it returns the mock's Nanotime and leaves the cache
 // alone.
@@ -33,7 +33,10 @@ func Refresh() int64 {
 	return refreshReal()
 }
 
-// refreshReal is Refresh on the real clocks. No mock reading ever enters
+// refreshReal is refreshAs(false): a refresh the program makes.
+func refreshReal() int64 { return refreshAs(false) }
+
+// refreshAs is Refresh on the real clocks, by the upkeep goroutine or not. No mock reading ever enters
 // the cache, and the cache stays empty while a mock is in use (UseClock
 // empties it, so that the one-load fast paths above find 0 and ask
 // firstUse, which reads the mock). A refresh that found no mock counts
@@ -43,8 +46,12 @@ func Refresh() int64 {
 // moment. (The count is raised before the mock is looked at, and UseClock
 // reads it after setting the mock, both sequentially consistent: a refresh
 // that missed the mock is one UseClock sees.)
-func refreshReal() int64 {
-	n := max(monotonicReal(), 1) // never 0, the "unset" value
+func refreshAs(upkeep bool) int64 {
+	// A reading that every MonotonicNanotime read after the cache is
+	// loaded is at or above, taken without choosing MonotonicNanotime's
+	// strategy; the upkeep's writes of the mark never count as the
+	// program's contention (readingForCache).
+	n := max(readingForCache(upkeep), 1) // never 0, the "unset" value
 	refreshing.Add(1)
 	defer refreshing.Add(-1)
 	if mocked.Load() != nil {

@@ -1,6 +1,11 @@
 package fastnow
 
-import "math"
+import (
+	"math"
+	"math/bits"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
+)
 
 // Measuring the counter against the kernel's clocks (spec/SEMANTICS.md,
 // "Calibration"; the Rust crate's timekeeper/calibrate.rs is the same design).
@@ -35,8 +40,16 @@ const (
 	minWindowNs       = windowNs - windowNs/8
 	bracketsPerSample = 7 // the most brackets per counter sample; the narrowest wins
 	realBrackets      = 3 // the most for the real-time offset
-	suspectShift      = 6 // a rate more than 1/64 off is suspect
-	windowSlots       = 12
+	// readerBrackets is the most brackets of each kind a reader's update
+	// takes. The first is read with the update's code cold, about a second
+	// after it last ran, and is often wider than a disturbed one (here
+	// more often than in the crate: the path to the clocks goes through
+	// the runtime); the second, warm, rarely is. With one, a reader's
+	// samples measured nothing for seconds on end, and the rate stopped
+	// following CLOCK_MONOTONIC's after NTP changed it.
+	readerBrackets = 2
+	suspectShift   = 6 // a rate more than 1/64 off is suspect
+	windowSlots    = 12
 )
 
 // sample is one moment seen by the counter and the kernel's clocks.
@@ -45,6 +58,9 @@ type sample struct {
 	mono  uint64 // CLOCK_MONOTONIC at that moment (the bracket's midpoint)
 	width uint64 // width of the bracket mono came from
 	real  uint64 // CLOCK_REALTIME at that moment, within [0, MaxInt64]
+	// realWidth is the width of the bracket real came from (MaxUint64:
+	// every one spanned a backward step, and real was read unbracketed).
+	realWidth uint64
 }
 
 // takeSample takes a sample from c's counter and clocks.
@@ -55,17 +71,21 @@ type sample struct {
 // seen puts the counter within one such width of the moment, as good as the
 // tightest of several over a window; so a warm sample costs one bracket and
 // one more read of each clock for the real time, and only a disturbed one
-// (cold caches, an interrupt) costs more.
-func takeSample(c clocks, goodWidth uint64) sample {
-	t, m, w, last := brackets(c, bracketsPerSample, c.counterOrdered, c.mono(), goodWidth)
+// (cold caches, an interrupt) costs more: up to bracketsOfEach of each kind
+// (a reader's update takes up to readerBrackets, so its cost is bounded; a
+// sample whose brackets are all disturbed then measures nothing).
+func takeSample(c clocks, goodWidth uint64, bracketsOfEach int) sample {
+	t, m, w, last := brackets(c, min(bracketsOfEach, bracketsPerSample), c.counterOrdered, c.mono(), goodWidth)
 	best := sample{ticks: t, mono: m, width: w}
 	// CLOCK_REALTIME - CLOCK_MONOTONIC only changes when the clock is set, so
 	// the narrowest bracket "monotonic, real, monotonic" gives it, and the
 	// real time at the counter sample follows.
-	if r, at, rw, _ := brackets(c, realBrackets, c.real, last, goodWidth); rw != math.MaxUint64 {
+	if r, at, rw, _ := brackets(c, min(bracketsOfEach, realBrackets), c.real, last, goodWidth); rw != math.MaxUint64 {
 		// Both below 2^63: the difference fits.
 		best.real = clampUnix(int64(best.mono), int64(r)-int64(at))
+		best.realWidth = rw
 	} else {
+		best.realWidth = rw
 		best.real = c.real()
 	}
 	return best
@@ -103,11 +123,31 @@ func clampUnix(a, b int64) uint64 {
 	s := a + b
 	switch {
 	case b > 0 && s < a: // overflowed
-		return maxUnixNano
+		return osclock.MaxUnixNano
 	case s < 0:
 		return 0
 	}
 	return uint64(s)
+}
+
+// maxCounterHz is the fastest counter believed: a measured rate that says
+// the counter ran faster than this spanned a jump of it (or a suspend it
+// counted), not a rate. (Counters run at tens of MHz to a few GHz.)
+const maxCounterHz = 20_000_000_000
+
+// discontinuous reports whether the counter did something other than count
+// time between two samples: it went back, or ran faster against
+// CLOCK_MONOTONIC than any counter does (it jumped, or counted a suspend).
+func discontinuous(a, b *sample) bool {
+	if b.ticks < a.ticks {
+		return true
+	}
+	hi, lo := bits.Mul64(saturatingSub(b.mono, a.mono), maxCounterHz)
+	if hi >= 1_000_000_000 {
+		return false // the fastest count does not fit in 64 bits: no tick count exceeds it
+	}
+	fastest, _ := bits.Div64(hi, lo, 1_000_000_000)
+	return b.ticks-a.ticks > saturatingAdd(fastest, 1)
 }
 
 // slopeBetween is the rate between two samples, as a line slope.
@@ -135,12 +175,12 @@ func (w *window) first() (sample, bool) { return w.points[0], w.n > 0 }
 // those no longer needed: everything before the newest sample at least a
 // window old.
 func (w *window) push(s sample) {
-	if w.n > 0 && satSub(s.mono, w.points[w.n-1].mono) < windowNs/8 {
+	if w.n > 0 && saturatingSub(s.mono, w.points[w.n-1].mono) < windowNs/8 {
 		return
 	}
 	keep := 0
 	for i := w.n - 1; i >= 0; i-- {
-		if satSub(s.mono, w.points[i].mono) >= minWindowNs {
+		if saturatingSub(s.mono, w.points[i].mono) >= minWindowNs {
 			keep = i
 			break
 		}
@@ -157,7 +197,7 @@ func (w *window) push(s sample) {
 // least minWindowNs before it, else the oldest kept.
 func (w *window) startFor(s *sample) (sample, bool) {
 	for i := w.n - 1; i >= 0; i-- {
-		if satSub(s.mono, w.points[i].mono) >= minWindowNs {
+		if saturatingSub(s.mono, w.points[i].mono) >= minWindowNs {
 			return w.points[i], true
 		}
 	}
@@ -186,14 +226,18 @@ func absDiff(a, b uint64) uint64 {
 	return b - a
 }
 
-func satAdd(a, b uint64) uint64 {
+// saturatingAdd and saturatingSub are a+b and a-b on uint64 readings and
+// counter values, clamped to [0, MaxUint64] (Rust's u64::saturating_add and
+// saturating_sub). The int64 arithmetic of Instant values is addSat and
+// subSat (precise.go).
+func saturatingAdd(a, b uint64) uint64 {
 	if s := a + b; s >= a {
 		return s
 	}
 	return math.MaxUint64
 }
 
-func satSub(a, b uint64) uint64 {
+func saturatingSub(a, b uint64) uint64 {
 	if a > b {
 		return a - b
 	}

@@ -26,25 +26,34 @@ func (s *scripted) verdict() verdict       { return verdict{} }
 func (s *scripted) waitMono(uint64)        {}
 
 // The narrowest bracket wins; sampling stops at the first bracket no wider
-// than goodWidth; the real-time brackets continue the chain.
+// than goodWidth, or after bracketsOfEach of each kind (a reader's update
+// takes one); the real-time brackets continue the chain.
 func TestSampleTakesTheNarrowestBracketAndStopsAtAGoodOne(t *testing.T) {
 	for _, c := range []struct {
 		good                          uint64
+		each                          int
 		counterBrackets, realBrackets int
 		width, realWidth              uint64
 	}{
-		{0, 7, 3, 10, 8},
-		{25, 2, 2, 20, 10},
-		{50, 1, 1, 50, 20},
-		{8, 7, 2, 10, 8},
+		{0, bracketsPerSample, 7, 3, 10, 8},
+		{25, bracketsPerSample, 2, 2, 20, 10},
+		{50, bracketsPerSample, 1, 1, 50, 20},
+		{8, bracketsPerSample, 7, 2, 10, 8},
+		{0, 1, 1, 1, 50, 40},
+		{8, 1, 1, 1, 50, 40},
+		{0, 2, 2, 2, 20, 8},
 	} {
 		// Bracket widths in order: up to 7 counter brackets, then up to 3
 		// real ones, each taking the next.
 		m := &scripted{now: 1_000, gaps: []uint64{50, 20, 30, 10, 60, 60, 60, 40, 8, 60}}
-		s := takeSample(m, c.good)
+		if c.each < bracketsPerSample {
+			// The real brackets follow the counter's last.
+			m.gaps = append(m.gaps[:c.each:c.each], m.gaps[bracketsPerSample:]...)
+		}
+		s := takeSample(m, c.good, c.each)
 		if m.counterReads != c.counterBrackets || m.realReads != c.realBrackets || s.width != c.width {
-			t.Errorf("good %d: %d counter and %d real brackets, width %d; want %+v",
-				c.good, m.counterReads, m.realReads, s.width, c)
+			t.Errorf("good %d, %d of each: %d counter and %d real brackets, width %d; want %+v",
+				c.good, c.each, m.counterReads, m.realReads, s.width, c)
 		}
 		// The counter was read 1 ns into its bracket: the midpoint is within
 		// half its width; the real time within half of both widths.

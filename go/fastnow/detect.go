@@ -1,9 +1,13 @@
 package fastnow
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
 )
 
 // Deciding which source the precise clocks read, and telling the caller why
@@ -44,7 +48,7 @@ const (
 	FallbackNoCounter                          // this target has no counter backend
 	FallbackNotInvariant                       // the counter's rate follows CPU frequency
 	FallbackKernelClocksource                  // the kernel's clocksource is not the counter: at detection, or at run time (Info.DemotedAt says when)
-	FallbackClocksourceUnknown                 // the kernel's clocksource could not be read
+	FallbackClocksourceUnknown                 // the kernel's clocksource could not be read: missing, or denied (a sandbox); not for want of descriptors or memory (Info.ClocksourceErr)
 	FallbackDisabled                           // the counter cannot be read in this process
 	FallbackStalled                            // the counter did not advance
 	FallbackTooSlow                            // the counter is too slow for the fixed-point conversion
@@ -169,16 +173,38 @@ type verdictKind int
 const (
 	verdictNotApplicable verdictKind = iota // no kernel verdict on this platform
 	verdictNamed                            // the kernel's clocksource is name
-	verdictUnreadable                       // there should be a verdict, but it could not be read
+	verdictUnreadable                       // there should be a verdict, but it cannot be read: nothing vouches
+	verdictUnavailable                      // it could not be read just now (err): it says nothing
 )
 
 type verdict struct {
 	kind verdictKind
 	name string
+	err  error // verdictUnavailable: why (a syscall.Errno)
+}
+
+// clocksourceFailure is the verdict a failed open, pread or fstat of the
+// clocksource file gives, by its error (spec/vectors/verdict.json). The
+// file missing or not a file that can be read, or access denied (a
+// sandbox, a container that hides /sys, sysfs not mounted, a chroot, a
+// system call filter) will not change by waiting: nothing vouches for the
+// counter. Every other error is taken as one of the moment, which says
+// nothing about the counter: descriptors exhausted (EMFILE, ENFILE), memory
+// short (ENOMEM), an interrupted call.
+func clocksourceFailure(err error) verdict {
+	for _, e := range [...]syscall.Errno{syscall.ENOENT, syscall.ENOTDIR, syscall.EACCES, syscall.EPERM,
+		syscall.ELOOP, syscall.ENAMETOOLONG, syscall.ENODEV, syscall.ENXIO, syscall.EISDIR,
+		syscall.EINVAL, syscall.ENOSYS} {
+		if errors.Is(err, e) {
+			return verdict{kind: verdictUnreadable}
+		}
+	}
+	return verdict{kind: verdictUnavailable, err: err}
 }
 
 // fallback is the fallback reason this verdict calls for, if any, where
 // kernelName is the kernel's name for the counter ("" where not checked).
+// A verdict unavailable for now calls for none: it says nothing.
 func (v verdict) fallback(kernelName string) reason {
 	switch {
 	case kernelName == "":
@@ -208,7 +234,25 @@ type decision struct {
 	raw         string      // its raw value
 	fallback    reason      // why the OS clock is used; none for the counter
 	kernelName  string      // the kernel's name for the counter, "" where not checked
+	// pending is why the kernel's verdict, all the counter still needs,
+	// could not be read yet; the OS clock is read until it can (verdict.go).
+	pending error
 }
+
+// settle decides with verdict v: at detection, and again with each verdict
+// read while the decision waits for one (pending).
+func (d *decision) settle(v verdict) {
+	d.fallback = decide(d.probe, v, d.env, d.kernelName)
+	d.clocksource = v.name
+	d.pending = nil
+	if v.kind == verdictUnavailable && d.fallback.why == FallbackNone && d.env != EnvCounter {
+		d.pending = v.err
+	}
+}
+
+// counter reports whether the counter is chosen: no fallback, no verdict
+// awaited.
+func (d *decision) counter() bool { return d.fallback.why == FallbackNone && d.pending == nil }
 
 // followsKernel reports whether the run-time re-check applies: the counter
 // is in use because the kernel vouched for it (not by override).
@@ -280,15 +324,16 @@ func observe(f *clocksourceFile) decision {
 	if p.counter != "" {
 		v = kernelVerdict(f)
 	}
-	fallback := decide(p, v, env, kernelCounterName)
+	d := decision{probe: p, env: env, raw: raw, kernelName: kernelCounterName}
+	d.settle(v)
 	if forcedTimePackage {
-		fallback = reason{why: FallbackTimeTag}
+		d.fallback, d.pending = reason{why: FallbackTimeTag}, nil
 	}
-	if fallback.why == FallbackNone && !counterAdvances() {
-		fallback = reason{why: FallbackStalled}
+	if d.fallback.why == FallbackNone && !counterAdvances() {
+		d.fallback, d.pending = reason{why: FallbackStalled}, nil
 	}
 	orderedAlt = p.useAlt
-	return decision{probe: p, clocksource: v.name, env: env, raw: raw, fallback: fallback, kernelName: kernelCounterName}
+	return d
 }
 
 // counterAdvances checks the counter ticks across a few OS clock reads: one
@@ -297,7 +342,7 @@ func observe(f *clocksourceFile) decision {
 func counterAdvances() bool {
 	first := readCounter()
 	for i := 0; i < 64; i++ {
-		_ = monoNow()
+		_ = osclock.Mono()
 		if readCounter() != first {
 			return true
 		}

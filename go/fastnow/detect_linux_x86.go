@@ -46,18 +46,26 @@ const verifyEvery = 8
 // alone, and its identity is checked every verifyEvery reads: a foreign
 // file that happens to read "tsc" would hide a demotion for seconds at
 // most, and never causes one.
+//
+// A failure to open or read says by its errno whether nothing vouches (the
+// file missing or denied) or the failure is of the moment (EMFILE: a daemon
+// that closed fastnow's descriptor is out of descriptors when it must be
+// opened again), which says nothing (clocksourceFailure).
 func (f *clocksourceFile) read() verdict {
 	var buf [32]byte
+	// What a file of ours that gave no name says: a failed read, by its
+	// errno; text that is no clocksource's name, unreadable.
+	failed := verdict{kind: verdictUnreadable}
 	for attempt := 0; attempt < 2; attempt++ {
 		if !f.open {
 			fd, err := syscall.Open(clocksourcePath, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 			if err != nil {
-				return verdict{kind: verdictUnreadable}
+				return clocksourceFailure(err)
 			}
 			var st syscall.Stat_t
-			if syscall.Fstat(fd, &st) != nil {
+			if err := syscall.Fstat(fd, &st); err != nil {
 				syscall.Close(fd)
-				return verdict{kind: verdictUnreadable}
+				return clocksourceFailure(err)
 			}
 			f.fd, f.open, f.dev, f.ino, f.trusted = fd, true, st.Dev, st.Ino, 0
 		}
@@ -91,10 +99,14 @@ func (f *clocksourceFile) read() verdict {
 			}
 			return verdict{kind: verdictNamed, name: string(name)}
 		}
+		failed = verdict{kind: verdictUnreadable}
+		if errno != 0 {
+			failed = clocksourceFailure(errno)
+		}
 		syscall.Close(f.fd)
 		f.open = false
 	}
-	return verdict{kind: verdictUnreadable}
+	return failed
 }
 
 // ours reports whether f.fd still refers to the file f opened.

@@ -3,6 +3,7 @@
 package fastnow
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +115,20 @@ func readOrderedWhile(t *testing.T, last int64, deadline time.Time, more func() 
 	return last
 }
 
+// askingSource is more, with Source asked once a second, as a program that
+// watches it does: readers read the kernel's verdict only where a reading
+// showed cause, Source when a check is due.
+func askingSource(more func() bool) func() bool {
+	asked := time.Now()
+	return func() bool {
+		if time.Since(asked) >= time.Second {
+			asked = time.Now()
+			_ = Source()
+		}
+		return more()
+	}
+}
+
 func TestChildDemotion(t *testing.T) {
 	inChild(t)
 	if info := Source(); info.Source != SourceCounter {
@@ -129,21 +144,19 @@ func TestChildDemotion(t *testing.T) {
 	proc.mu.Lock()
 	syscall.Close(theMachine.cs.fd) // a daemon closes every descriptor
 	proc.mu.Unlock()
-	a, ta := OrderedNanotime(), time.Now()
-	last := readOrderedWhile(t, a, time.Now().Add(3*time.Second), func() bool {
+	a := bracket(OrderedNanotime)
+	last := readOrderedWhile(t, a.v, time.Now().Add(3*time.Second), askingSource(func() bool {
 		return proc.state.Load().mode == modeCounter
-	})
-	b, tb := OrderedNanotime(), time.Now()
-	if b < last {
-		t.Fatalf("stepped back %d ns", last-b)
+	}))
+	b := bracket(OrderedNanotime)
+	if b.v < last {
+		t.Fatalf("stepped back %d ns", last-b.v)
 	}
 	info := Source()
 	if info.Source != SourceOS || (info.Fallback != FallbackKernelClocksource || info.FallbackClocksource != "hpet") || info.DemotedAt.IsZero() {
 		t.Fatalf("not demoted within the check period: %+v", info)
 	}
-	if d := time.Duration(b-a) - tb.Sub(ta); d > 50*time.Microsecond || d < -50*time.Microsecond {
-		t.Errorf("an interval across the switch is %v off time.Since's", d)
-	}
+	checkInterval(t, "an interval across the switch", a, b, 50*time.Microsecond)
 	t.Logf("demoted: %s", info)
 }
 
@@ -188,9 +201,9 @@ func TestChildReusedDescriptor(t *testing.T) {
 	if _, err := syscall.Pwrite(pid, []byte(text), 0); err != nil {
 		t.Fatal(err)
 	}
-	// Readers re-check the kernel's verdict every second.
+	// Source re-checks the kernel's verdict once a second is past.
 	readOrderedWhile(t, OrderedNanotime(), time.Now().Add(2*time.Duration(checkPeriodNs)+200*time.Millisecond),
-		func() bool { return true })
+		askingSource(func() bool { return true }))
 	proc.mu.Lock()
 	reopened, again := theMachine.cs.fd, proc.k.nextCheckMono
 	proc.mu.Unlock()
@@ -208,4 +221,237 @@ func TestChildReusedDescriptor(t *testing.T) {
 	if err != nil || string(buf[:n]) != text {
 		t.Fatalf("the pid file's descriptor was closed or changed: %q, %v", buf[:n], err)
 	}
+}
+
+// exhaustDescriptors makes the process unable to open a descriptor, as when
+// it has as many open as RLIMIT_NOFILE allows: the limit becomes the lowest
+// free number. It returns the limit before, to restore.
+func exhaustDescriptors(t *testing.T) syscall.Rlimit {
+	t.Helper()
+	startPoller()
+	var before syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &before); err != nil {
+		t.Fatal(err)
+	}
+	lowest, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(lowest)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: uint64(lowest), Max: before.Max}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != syscall.EMFILE {
+		t.Fatalf("not out of descriptors: %v", err)
+	}
+	return before
+}
+
+// bracketed is a reading taken between two time.Now readings: a busy
+// machine may deschedule the goroutine between two reads for longer than a
+// test's bound, and the bracket then widens instead of failing the test.
+type bracketed struct {
+	v             int64
+	before, after time.Time
+}
+
+func bracket(read func() int64) bracketed {
+	before := time.Now()
+	v := read()
+	return bracketed{v, before, time.Now()}
+}
+
+// checkInterval fails t unless b.v − a.v is within bound of the interval
+// time.Now measured between the two readings.
+func checkInterval(t *testing.T, what string, a, b bracketed, bound time.Duration) {
+	t.Helper()
+	d := time.Duration(b.v - a.v)
+	least, most := b.before.Sub(a.after), b.after.Sub(a.before)
+	if d < least-bound || d > most+bound {
+		t.Errorf("%s is %v, time.Now's [%v, %v] (± %v)", what, d, least, most, bound)
+	}
+}
+
+// startPoller makes the runtime open its poller's two descriptors now. It
+// opens them at the first timer of the process — a test's sleep, or the
+// garbage collector's scavenger whenever it first rests, which comes late on
+// a loaded machine — and dies if it cannot (a server out of descriptors has
+// them already). A test that numbers descriptors starts it first, or the
+// poller may take the numbers it freed.
+func startPoller() {
+	time.Sleep(time.Millisecond)
+}
+
+// tscOrSkip skips a child test unless the kernel's clocksource is tsc (the
+// counter chosen because the kernel vouches for it).
+func tscOrSkip(t *testing.T) {
+	t.Helper()
+	var f clocksourceFile
+	v := f.read()
+	if f.open {
+		syscall.Close(f.fd)
+	}
+	if v.kind != verdictNamed || v.name != kernelCounterName {
+		t.Skipf("the kernel's clocksource is not %s here: %+v", kernelCounterName, v)
+	}
+}
+
+// A process that starts out of descriptors (a burst of connections) cannot
+// open the clocksource file at its first reading. It reads the OS clock
+// meanwhile, Source says the counter awaits the kernel's verdict and why,
+// and the counter is used once descriptors are free again. (Before, the OS
+// clock for good, blaming a sandbox.)
+func TestOutOfDescriptorsAtTheFirstReading(t *testing.T) {
+	if kernelCounterName == "" || forcedTimePackage {
+		t.Skip("the kernel's verdict is checked on Linux x86 only, and not with the fastnow_time tag")
+	}
+	if out, ok := runChild(t, "TestChildOutOfDescriptorsFirst", nil); !ok {
+		t.Fatalf("child:\n%s", out)
+	}
+}
+
+func TestChildOutOfDescriptorsFirst(t *testing.T) {
+	inChild(t)
+	tscOrSkip(t)
+	limit := exhaustDescriptors(t)
+	a := bracket(Nanotime)
+	info := Source()
+	if info.Source != SourceOS || info.Fallback != FallbackNone || !errors.Is(info.ClocksourceErr, syscall.EMFILE) || info.ClocksourceLastRead != 0 {
+		t.Fatalf("%+v", info)
+	}
+	if text := info.String(); !strings.Contains(text, "awaits the kernel's verdict") || !strings.Contains(text, "too many open files (EMFILE)") || strings.Contains(text, "fallback") {
+		t.Fatal(text)
+	}
+	// A while out of descriptors: tried again, failing again.
+	readOrderedWhile(t, OrderedNanotime(), time.Now().Add(50*time.Millisecond), func() bool { return true })
+	if info := Source(); info.Source != SourceOS || info.ClocksourceFailures < 2 {
+		t.Fatalf("not tried again: %+v", info)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	readOrderedWhile(t, OrderedNanotime(), time.Now().Add(3*time.Second), func() bool { return proc.state.Load().mode != modeCounter })
+	info = Source()
+	if info.Source != SourceCounter || info.Fallback != FallbackNone || info.ClocksourceErr != nil || info.Clocksource != kernelCounterName {
+		t.Fatalf("the counter is not used once descriptors are free: %+v", info)
+	}
+	proc.mu.Lock()
+	open := theMachine.cs.open
+	proc.mu.Unlock()
+	if !open {
+		t.Error("the clocksource file is not kept open")
+	}
+	checkInterval(t, "an interval across it all", a, bracket(Nanotime), time.Millisecond)
+	t.Log(info)
+}
+
+// A daemon closes fastnow's descriptor and is out of descriptors when the
+// re-check must open the file again: "closed", the number stays free but
+// above the limit (the pread gives EBADF); "reused", a file of the
+// program's got the number (its text is not the kernel's); "upkeep", the
+// same with the upkeep goroutine making the checks. The counter stays in
+// use, Source says why the file could not be read, and once descriptors
+// are free the file is opened again and followed. (Before, the counter was
+// dropped for good, with a text that said both "could not be read" and
+// "kernel clocksource tsc".)
+func TestOutOfDescriptorsAtARecheck(t *testing.T) {
+	if kernelCounterName == "" || forcedTimePackage {
+		t.Skip("the kernel's verdict is checked on Linux x86 only, and not with the fastnow_time tag")
+	}
+	for _, mode := range []string{"closed", "reused", "upkeep"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if out, ok := runChild(t, "TestChildOutOfDescriptorsRecheck", []string{"FASTNOW_TEST_MODE=" + mode}); !ok {
+				t.Fatalf("child:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestChildOutOfDescriptorsRecheck(t *testing.T) {
+	inChild(t)
+	tscOrSkip(t)
+	mode := os.Getenv("FASTNOW_TEST_MODE")
+	StopUpkeep()
+	startPoller()
+	// Descriptors below the one fastnow takes, so that a limit can be set
+	// below it, or just above it.
+	for i := 0; i < 4; i++ {
+		if _, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info := Source(); info.Source != SourceCounter {
+		t.Skipf("the counter is not in use here: %+v", info)
+	}
+	if mode == "upkeep" {
+		if err := StartUpkeep(time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		defer StopUpkeep()
+		// Its goroutine opens its clock-set watch before its first refresh:
+		// after it, no descriptor of fastnow's comes to take the numbers
+		// this test frees.
+		if !recentAdvancesPast(RecentNanotime()) {
+			t.Fatal("the upkeep does not refresh")
+		}
+	}
+	proc.mu.Lock()
+	held := theMachine.cs.fd
+	syscall.Close(held) // a daemon closes every descriptor it did not open
+	proc.mu.Unlock()
+	reused := -1
+	if mode != "closed" {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil || fd != held {
+			t.Fatalf("the lowest free number is not fastnow's %d: %d, %v", held, fd, err)
+		}
+		reused = fd
+	}
+	limit := exhaustDescriptors(t)
+	if mode == "closed" {
+		var now syscall.Rlimit
+		if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &now) != nil || now.Cur > uint64(held) {
+			t.Fatalf("fastnow's number %d is not above the limit %d", held, now.Cur)
+		}
+	}
+	start := time.Now()
+	// Source (or the upkeep) re-checks the kernel's verdict every second:
+	// until two re-checks failed, or four seconds.
+	readOrderedWhile(t, OrderedNanotime(), start.Add(4*time.Duration(checkPeriodNs)), func() bool {
+		return Source().ClocksourceFailures < 2
+	})
+	info := Source()
+	if info.Source != SourceCounter || info.Fallback != FallbackNone || !info.DemotedAt.IsZero() || info.Clocksource != kernelCounterName {
+		t.Fatalf("out of descriptors at a re-check: %+v", info)
+	}
+	if !errors.Is(info.ClocksourceErr, syscall.EMFILE) || info.ClocksourceFailures < 2 || info.ClocksourceLastRead < time.Since(start)/2 {
+		t.Fatalf("the failure is not reported: %v, %d, %v", info.ClocksourceErr, info.ClocksourceFailures, info.ClocksourceLastRead)
+	}
+	if text := info.String(); !strings.Contains(text, "too many open files (EMFILE)") || !strings.Contains(text, "stays in use") || strings.Contains(text, "fallback") {
+		t.Fatal(text)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	readOrderedWhile(t, OrderedNanotime(), time.Now().Add(2*time.Duration(checkPeriodNs)+200*time.Millisecond), func() bool {
+		return Source().ClocksourceErr != nil
+	})
+	info = Source()
+	if info.Source != SourceCounter || info.ClocksourceErr != nil || info.Clocksource != kernelCounterName {
+		t.Fatalf("descriptors free again: %+v", info)
+	}
+	proc.mu.Lock()
+	open, fd := theMachine.cs.open, theMachine.cs.fd
+	proc.mu.Unlock()
+	if !open || fd == reused {
+		t.Fatalf("the file is not open again (open %v, descriptor %d)", open, fd)
+	}
+	if reused >= 0 {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(reused, &st); err != nil {
+			t.Fatalf("fastnow closed the program's descriptor: %v", err)
+		}
+	}
+	t.Log(info)
 }

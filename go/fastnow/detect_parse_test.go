@@ -1,11 +1,9 @@
 package fastnow
 
 import (
-	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
-	"testing/quick"
 )
 
 // FreeBSD's verdict: its TSC timecounters by either name vouch for the
@@ -40,27 +38,5 @@ func TestFreeBSDTimecounterVerdict(t *testing.T) {
 		if got := namesTheCounter(name, "tsc"); got != vouches {
 			t.Errorf("Linux clocksource %q vouches: %v", name, got)
 		}
-	}
-}
-
-// machdep.tsc_freq through syscall.Sysctl, which strips one trailing zero
-// byte from every value.
-func TestSysctlUint64(t *testing.T) {
-	asSysctl := func(v uint64) string {
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], v)
-		s := string(b[:])
-		return strings.TrimSuffix(s, "\x00")
-	}
-	for _, v := range []uint64{0, 1, 2_445_426_000, 1 << 56, ^uint64(0)} {
-		if got := sysctlUint64(asSysctl(v)); got != v {
-			t.Errorf("%d read back as %d", v, got)
-		}
-	}
-	if err := quick.Check(func(v uint64) bool { return sysctlUint64(asSysctl(v)) == v }, nil); err != nil {
-		t.Error(err)
-	}
-	if got := sysctlUint64("123456789"); got != 0 {
-		t.Errorf("a 9-byte value read as %d", got)
 	}
 }

@@ -2,7 +2,11 @@
 
 package fastnow
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
+)
 
 // Windows has no clocksource file; what plays its part is the clock Windows
 // itself times with, QueryPerformanceCounter. Since Windows 10 it reads the
@@ -20,7 +24,7 @@ const kernelCounterName = "tsc"
 type clocksourceFile struct{}
 
 func (*clocksourceFile) read() verdict {
-	hz, ok := qpcFrequency()
+	hz, ok := osclock.QPCFrequency()
 	switch {
 	case !ok:
 		return verdict{kind: verdictUnreadable}

@@ -15,10 +15,32 @@
 //   - RecentUnixNano / RecentNanotime / Recent: one atomic load, kept fresh
 //     by an upkeep goroutine started on first use, or by Refresh.
 //
+// To order events across machines, HLC is a hybrid logical clock: its
+// HLCTimestamp stamps are one uint64 each, the Rust crate's layout, close to
+// the wall clock, never going back, and above every stamp received before
+// them.
+//
 // Nothing runs at import, and no reading waits: the first reading decides the
 // source (Source says which and why) and reads the OS clock for the
-// millisecond the counter's rate takes to measure. AtomicInstant and
-// AtomicUnixNano hold stamps that goroutines share without a lock.
+// millisecond the counter's rate takes to measure (or, where the kernel's
+// verdict on the counter cannot be read yet, the process being out of
+// descriptors, until it can). AtomicInstant and
+// AtomicUnixTime hold stamps that goroutines share without a lock.
+//
+// Across suspend and resume, Nanotime, MonotonicNanotime and
+// OrderedNanotime keep to the clock package time's monotonic readings come
+// from (CLOCK_MONOTONIC on Linux, which does not count the time the machine
+// was suspended), whatever the counter did meanwhile, and never step back.
+// A counter that counted the suspend (an invariant TSC in suspend-to-idle),
+// restarted near zero at the resume, or jumped or changed rate (a migrated
+// virtual machine) is re-based onto that clock at the next state update:
+// the readings stand still for at most what the piece of the timeline in
+// use had left (half a second and 2 ms where the kernel's verdict on the
+// counter is followed, a second and 2 ms elsewhere, 254 ms while the upkeep
+// goroutine runs), never count the time asleep, and are in step again from
+// the update after. Source reports each re-base (Info.CounterJumps).
+// BootNanotime counts the time suspended; UnixNano follows the system clock
+// across a suspend as across a step of it.
 //
 // Loggers: NewSlogHandler puts log/slog records on the wall tier. The
 // adapters for zap (a zapcore.Clock) and zerolog (a TimestampFunc) are in

@@ -49,7 +49,7 @@ func ExampleMonotonicNow() {
 	clock := fastnow.NewManualClock(time.Unix(0, 0))
 	defer fastnow.UseClock(clock)()
 	fmt.Println(fastnow.MonotonicNow())
-	// Output: 1s
+	// Output: 1s after the package loaded
 }
 
 // A reading ordered after the load that saw a flag: it is not earlier than
@@ -67,7 +67,7 @@ func ExampleOrderedNow() {
 	defer fastnow.UseClock(clock)()
 	clock.Advance(time.Second)
 	fmt.Println(fastnow.OrderedNow())
-	// Output: 2s
+	// Output: 2s after the package loaded
 }
 
 func ExampleUnixNano() {
@@ -95,9 +95,9 @@ func ExampleRefresh() {
 		clock.Advance(time.Millisecond)
 	}
 	// Output:
-	// 1s 1700000000000000000
-	// 1.001s 1700000000001000000
-	// 1.002s 1700000000002000000
+	// 1s after the package loaded 1700000000000000000
+	// 1.001s after the package loaded 1700000000001000000
+	// 1.002s after the package loaded 1700000000002000000
 }
 
 func ExampleRecentNanotime() {
@@ -211,6 +211,21 @@ func ExampleInfo_String() {
 	}
 	fmt.Println(info)
 	// Output: counter CNTVCT_EL0 at 24 MHz (register); ordered read ISB;MRS CNTVCT_EL0;dependent load; MonotonicNanotime ordered
+}
+
+func ExampleCounterJump() {
+	// The precise clocks follow the OS clock across a suspend the counter
+	// counted, a reset at a resume or a migration; Source says how often
+	// they re-based, and when last.
+	info := fastnow.Source()
+	fmt.Println(info.LastCounterJump.At.IsZero() == (info.CounterJumps == 0))
+	// Output: true
+}
+
+func ExampleCounterJump_String() {
+	jump := fastnow.CounterJump{At: time.Unix(1_700_000_000, 0), WentBack: true}
+	fmt.Println(jump)
+	// Output: counter went back at 2023-11-14T22:13:20Z
 }
 
 func ExampleInfo_FallbackReason() {
@@ -377,7 +392,7 @@ func ExampleManualClock_Set() {
 func ExampleManualClock_Now() {
 	clock := fastnow.NewManualClock(time.Unix(0, 0))
 	fmt.Println(clock.Now())
-	// Output: 1s
+	// Output: 1s after the package loaded
 }
 
 func ExampleManualClock_Since() {
@@ -404,7 +419,7 @@ func ExampleManualClock_String() {
 func ExampleInstantOf() {
 	i := fastnow.InstantOf(1_500_000_000)
 	fmt.Println(i, i.Nanotime())
-	// Output: 1.5s 1500000000
+	// Output: 1.5s after the package loaded 1500000000
 }
 
 func ExampleInstant_Elapsed() {
@@ -424,7 +439,7 @@ func ExampleInstant_Sub() {
 
 func ExampleInstant_Add() {
 	fmt.Println(fastnow.InstantOf(0).Add(1500 * time.Millisecond))
-	// Output: 1.5s
+	// Output: 1.5s after the package loaded
 }
 
 func ExampleInstant_Before() {
@@ -449,8 +464,11 @@ func ExampleInstant_Nanotime() {
 }
 
 func ExampleInstant_String() {
-	fmt.Println(fastnow.InstantOf(int64(90 * time.Minute)).String())
-	// Output: 1h30m0s
+	fmt.Println(fastnow.InstantOf(int64(90 * time.Minute)))
+	fmt.Println(fastnow.InstantOf(int64(-5 * time.Second)))
+	// Output:
+	// 1h30m0s after the package loaded
+	// 5s before the package loaded
 }
 
 // The "last seen" stamp of a connection, written by every goroutine that
@@ -466,7 +484,7 @@ func ExampleAtomicInstant() {
 func ExampleAtomicInstant_StoreIfNewer() {
 	var a fastnow.AtomicInstant
 	fmt.Println(a.StoreIfNewer(fastnow.InstantOf(10)), a.StoreIfNewer(fastnow.InstantOf(5)), a.Load())
-	// Output: true false 10ns
+	// Output: true false 10ns after the package loaded
 }
 
 func ExampleAtomicInstant_StoreMax() {
@@ -474,7 +492,7 @@ func ExampleAtomicInstant_StoreMax() {
 	a.Store(fastnow.InstantOf(10))
 	old := a.StoreMax(fastnow.InstantOf(20))
 	fmt.Println(old, a.Load())
-	// Output: 10ns 20ns
+	// Output: 10ns after the package loaded 20ns after the package loaded
 }
 
 func ExampleAtomicInstant_StoreMin() {
@@ -482,7 +500,7 @@ func ExampleAtomicInstant_StoreMin() {
 	a.Store(fastnow.InstantOf(10))
 	old := a.StoreMin(fastnow.InstantOf(3))
 	fmt.Println(old, a.Load())
-	// Output: 10ns 3ns
+	// Output: 10ns after the package loaded 3ns after the package loaded
 }
 
 func ExampleAtomicInstant_CompareAndSwap() {
@@ -495,92 +513,92 @@ func ExampleAtomicInstant_Swap() {
 	var a fastnow.AtomicInstant
 	a.Store(fastnow.InstantOf(1))
 	fmt.Println(a.Swap(fastnow.InstantOf(2)), a.Load())
-	// Output: 1ns 2ns
+	// Output: 1ns after the package loaded 2ns after the package loaded
 }
 
 func ExampleAtomicInstant_Load() {
 	var a fastnow.AtomicInstant
 	fmt.Println(a.Load())
-	// Output: 0s
+	// Output: 0s after the package loaded
 }
 
 func ExampleAtomicInstant_Store() {
 	var a fastnow.AtomicInstant
 	a.Store(fastnow.InstantOf(int64(time.Second)))
 	fmt.Println(a.Load())
-	// Output: 1s
+	// Output: 1s after the package loaded
 }
 
 func ExampleAtomicInstant_String() {
 	var a fastnow.AtomicInstant
 	a.Store(fastnow.InstantOf(int64(time.Minute)))
 	fmt.Println(a.String())
-	// Output: 1m0s
+	// Output: 1m0s after the package loaded
 }
 
-func ExampleAtomicUnixNano() {
+func ExampleAtomicUnixTime() {
 	clock := fastnow.NewManualClock(time.Unix(1_700_000_000, 0))
 	defer fastnow.UseClock(clock)()
-	var lastWrite fastnow.AtomicUnixNano
+	var lastWrite fastnow.AtomicUnixTime
 	lastWrite.StoreIfNewer(fastnow.UnixNano())
 	fmt.Println(&lastWrite)
 	// Output: 2023-11-14T22:13:20Z
 }
 
-func ExampleAtomicUnixNano_StoreIfNewer() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_StoreIfNewer() {
+	var a fastnow.AtomicUnixTime
 	fmt.Println(a.StoreIfNewer(5), a.StoreIfNewer(-5), a.Load())
 	// Output: true false 5
 }
 
-func ExampleAtomicUnixNano_StoreMax() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_StoreMax() {
+	var a fastnow.AtomicUnixTime
 	a.Store(10)
 	fmt.Println(a.StoreMax(3), a.Load())
 	// Output: 10 10
 }
 
-func ExampleAtomicUnixNano_StoreMin() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_StoreMin() {
+	var a fastnow.AtomicUnixTime
 	a.Store(10)
 	fmt.Println(a.StoreMin(3), a.Load())
 	// Output: 10 3
 }
 
-func ExampleAtomicUnixNano_CompareAndSwap() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_CompareAndSwap() {
+	var a fastnow.AtomicUnixTime
 	fmt.Println(a.CompareAndSwap(0, 1), a.CompareAndSwap(0, 2), a.Load())
 	// Output: true false 1
 }
 
-func ExampleAtomicUnixNano_Swap() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_Swap() {
+	var a fastnow.AtomicUnixTime
 	fmt.Println(a.Swap(4), a.Load())
 	// Output: 0 4
 }
 
-func ExampleAtomicUnixNano_Load() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_Load() {
+	var a fastnow.AtomicUnixTime
 	fmt.Println(a.Load())
 	// Output: 0
 }
 
-func ExampleAtomicUnixNano_LoadTime() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_LoadTime() {
+	var a fastnow.AtomicUnixTime
 	a.Store(1_000_000_000_000_000_000)
 	fmt.Println(a.LoadTime().UTC())
 	// Output: 2001-09-09 01:46:40 +0000 UTC
 }
 
-func ExampleAtomicUnixNano_Store() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_Store() {
+	var a fastnow.AtomicUnixTime
 	a.Store(-1) // before 1970
 	fmt.Println(a.String())
 	// Output: 1969-12-31T23:59:59.999999999Z
 }
 
-func ExampleAtomicUnixNano_String() {
-	var a fastnow.AtomicUnixNano
+func ExampleAtomicUnixTime_String() {
+	var a fastnow.AtomicUnixTime
 	fmt.Println(a.String())
 	// Output: 1970-01-01T00:00:00Z
 }

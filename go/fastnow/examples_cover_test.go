@@ -44,6 +44,9 @@ func TestEveryEntryPointHasAnExample(t *testing.T) {
 		check(f.Name, f.Examples)
 	}
 	for _, ty := range p.Types {
+		if strings.Contains(ty.Doc, "\nDeprecated: ") {
+			continue // an old name kept for a while, documented by its new one
+		}
 		check(ty.Name, ty.Examples)
 		for _, f := range ty.Funcs {
 			check(f.Name, f.Examples)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,9 +148,10 @@ func (c *ManualClock) String() string {
 //
 // How it stays off the read path: the package-level functions load
 // proc.view, the pointer they load anyway (the published state), and
-// UseClock replaces it with mockView, whose zero span and wall deadline
-// fail the fast paths' existing checks; only their slow paths look for the
-// mock. MonotonicNanotime's strategy word gains a bit (monoMocked) that no
+// UseClock replaces it with mockView, whose zero span fails the fast
+// paths' existing check; only the read base's slow path looks for the mock
+// (read.go, viewSlow), which gives the mock's reading of the clock asked
+// for (offsets.go, clock.mocked). MonotonicNanotime's strategy word gains a bit (monoMocked) that no
 // case of its switch matches. The coarse tier's cache is emptied, so its
 // one-load fast paths find the "unset" 0 and ask their slow path. The real
 // clocks' state (the published state, the calibration, the upkeep, the
@@ -157,9 +159,11 @@ func (c *ManualClock) String() string {
 // publishing to proc.state while a mock is in use, and internal readers
 // (the mark, the cache's refreshes) read proc.state.
 //
-// The tiers' slow paths (read.go, precise.go, coarse.go) look at mocked,
-// defined here above them: UseClock takes over the package functions
-// themselves, so the functions must be the ones to look.
+// The read base's slow path (read.go, viewSlow) looks at mocked, and off
+// the read paths MonotonicNanotime's strategy choice (precise.go) and the
+// coarse tier's first use and refresh (coarse.go, cache.go): UseClock takes
+// over the package functions themselves, so the functions must be the ones
+// to look.
 
 // mocked is the ManualClock in use, or nil.
 var mocked atomic.Pointer[ManualClock]
@@ -169,6 +173,29 @@ var mockView = state{mode: modeOS, trigger: never, end: never}
 
 // mockTurn serialises UseClock: one mock at a time in the process.
 var mockTurn = make(chan struct{}, 1)
+
+// mockHolder is the goroutine that holds mockTurn (0: none), so that a
+// UseClock that could only wait for ever panics instead.
+var mockHolder atomic.Int64
+
+// goroutineID is the calling goroutine's number and the number of the
+// goroutine that created it (0 where the runtime does not say), as its
+// stack trace names them ("goroutine 18 [running]:", "created by … in
+// goroutine 7"); and whether testing.(*T).Run created it. Only UseClock's
+// waiting path reads this.
+func goroutineID() (id, creator int64, subtest bool) {
+	buf := make([]byte, 64<<10)
+	trace := string(buf[:runtime.Stack(buf, false)])
+	fmt.Sscanf(trace, "goroutine %d ", &id)
+	if at := strings.LastIndex(trace, "\ncreated by "); at >= 0 {
+		line, _, _ := strings.Cut(trace[at+1:], "\n")
+		subtest = strings.HasPrefix(line, "created by testing.(*T).Run")
+		if _, n, ok := strings.Cut(line, " in goroutine "); ok {
+			fmt.Sscanf(n, "%d", &creator)
+		}
+	}
+	return id, creator, subtest
+}
 
 // UseClock points every package-level clock at c until the returned
 // function is called: Nanotime, Now, MonotonicNanotime, MonotonicNow,
@@ -183,9 +210,12 @@ var mockTurn = make(chan struct{}, 1)
 // It applies to every goroutine of the process, including the ones the
 // code under test starts. Uses are serialised: UseClock waits until the
 // previous clock's restore function has been called, so tests that each
-// use a clock, run in parallel, never see each other's time (and a
-// goroutine that calls UseClock twice without restoring in between waits
-// for ever). While a clock is in use, tests in the same process that
+// use a clock, run in parallel, never see each other's time. A UseClock
+// that could only wait for ever panics, saying what to do: a goroutine
+// calling it again before restoring the clock it set, and a subtest calling
+// it while the test that runs it holds one (the test's clock is restored
+// only when it ends, after its subtests). While a clock is in use, tests in
+// the same process that
 // use none see it too: keep tests that need real time out of parallel
 // runs with those that use a clock, or give them a clock of their own.
 //
@@ -204,7 +234,26 @@ func UseClock(c *ManualClock) (restore func()) {
 	if c == nil {
 		panic("fastnow: UseClock(nil)")
 	}
-	mockTurn <- struct{}{}
+	select {
+	case mockTurn <- struct{}{}:
+	default:
+		// Another clock is in use: wait for its restore, unless the one
+		// who must call it is waiting here.
+		me, creator, subtest := goroutineID()
+		switch holder := mockHolder.Load(); {
+		case holder == me:
+			panic("fastnow: UseClock called again before the clock this goroutine set was restored: call the " +
+				"function the first UseClock returned first (t.Cleanup(fastnow.UseClock(c)) restores it when the " +
+				"test ends), or advance the clock already in use instead of setting another")
+		case subtest && holder == creator:
+			panic("fastnow: UseClock in a subtest while its test's clock is in use: the test's clock is restored " +
+				"only when the test ends, after its subtests, so this would wait for ever; let the subtests use the " +
+				"test's clock, or restore it (call the function UseClock returned) before t.Run")
+		}
+		mockTurn <- struct{}{}
+	}
+	id, _, _ := goroutineID()
+	mockHolder.Store(id)
 	proc.mu.Lock()
 	mocked.Store(c)
 	proc.view.Store(&mockView)
@@ -225,6 +274,7 @@ func UseClock(c *ManualClock) (restore func()) {
 			mocked.Store(nil)
 			proc.view.Store(proc.state.Load())
 			proc.mu.Unlock()
+			mockHolder.Store(0)
 			<-mockTurn
 		})
 	}

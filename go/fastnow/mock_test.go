@@ -3,9 +3,12 @@ package fastnow
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fastnow/fastnow/go/internal/osclock"
 )
 
 // every reads every package-level clock: the precise tier's (as
@@ -90,7 +93,7 @@ func TestUseClockEveryTier(t *testing.T) {
 // checkReal checks that every clock reads real time again.
 func checkReal(t *testing.T) {
 	t.Helper()
-	mono := monoNow()
+	mono := osclock.Mono()
 	precise, wall := every()
 	for i, v := range precise {
 		if d := v - mono; d < -int64(time.Second) || d > int64(time.Second) {
@@ -302,4 +305,38 @@ func TestManualClock(t *testing.T) {
 			t.Errorf("%T: Since of an instant an hour ahead = %v, want within [-1h, 0)", k, d)
 		}
 	}
+}
+
+// A UseClock that could only wait for ever panics with what to do: a
+// goroutine setting a clock again before restoring its first, and a
+// subtest setting one while its test holds one. (It used to wait: a
+// watchdog fails the test, rather than the test hanging, if it waits.)
+func TestUseClockThatWouldWaitForEverPanics(t *testing.T) {
+	watchdog := time.AfterFunc(10*time.Second, func() {
+		panic("UseClock waited for a clock its own caller holds")
+	})
+	defer watchdog.Stop()
+	mustPanic := func(t *testing.T, want string, f func()) {
+		t.Helper()
+		defer func() {
+			msg, _ := recover().(string)
+			if !strings.Contains(msg, want) {
+				t.Errorf("panic %q, want one saying %q", msg, want)
+			}
+		}()
+		f()
+	}
+	restore := UseClock(NewManualClock(time.Unix(0, 0)))
+	mustPanic(t, "call the function the first UseClock returned first", func() {
+		UseClock(NewManualClock(time.Unix(1, 0)))
+	})
+	t.Run("subtest", func(t *testing.T) {
+		mustPanic(t, "let the subtests use the test's clock, or restore it", func() {
+			UseClock(NewManualClock(time.Unix(2, 0)))
+		})
+	})
+	restore()
+	// Restored: the next UseClock, here or in a subtest, takes its turn.
+	UseClock(NewManualClock(time.Unix(3, 0)))()
+	t.Run("after", func(t *testing.T) { UseClock(NewManualClock(time.Unix(4, 0)))() })
 }

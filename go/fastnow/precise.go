@@ -3,6 +3,7 @@ package fastnow
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -16,6 +17,9 @@ import (
 // source switch: see state.go). Across goroutines, readings can be out
 // of order by the CPU's speculation window (microseconds); use
 // MonotonicNanotime when a later event must never get an earlier stamp.
+// Like CLOCK_MONOTONIC on Linux it does not count the time the machine was
+// suspended, whatever the counter did meanwhile (see the package docs;
+// BootNanotime counts it).
 //
 // The first call in a process decides the source and publishes the first
 // state without waiting: it reads the OS clock until the counter's rate
@@ -38,7 +42,12 @@ func OrderedNanotime() int64 { return orderedNanotimeCounter() }
 // costs a cache-line transfer per call once several cores use it. So the
 // strategy is timed when the clock is first read and the cheaper one starts;
 // from the mark it moves, once and for good, to ordered reads after
-// switchAfter lost compare-and-swaps.
+// switchAfter lost compare-and-swaps within contentionWindowNs (readers on
+// several cores at once lose that many within a millisecond; losses further
+// apart are chance collisions, and start the count again). The coarse
+// tier's refresh (the upkeep goroutine's) takes its own reading
+// (readingForCache): it neither chooses the strategy nor counts as
+// contention.
 //
 // Why the switch is safe: the mode only goes from high-water to ordered.
 // If reading A happens before reading B, B loads the mode after A did, so B
@@ -83,7 +92,17 @@ func (m MonotonicMode) String() string {
 // MarshalText encodes m as its String.
 func (m MonotonicMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-const switchAfter = 256
+const (
+	// switchAfter is how many lost compare-and-swaps on the mark, within
+	// contentionWindowNs, move MonotonicNanotime to ordered reads.
+	switchAfter = 256
+	// contentionWindowNs is how close together switchAfter losses must come
+	// to count as contention.
+	contentionWindowNs = 1_000_000_000
+	// markFreshNs is how far below an ordered reading taken now the mark may
+	// be and still be the coarse tier's cached value (readingForCache).
+	markFreshNs = 1_000
+)
 
 var (
 	monoMode atomic.Uint32
@@ -91,13 +110,15 @@ var (
 	switchHeld atomic.Bool
 )
 
-// mark is the high-water mark and its contention count, on a cache line of
-// their own.
+// mark is the high-water mark and its contention count (the losses since
+// the reading since, within contentionWindowNs), on a cache line of their
+// own.
 var mark struct {
-	_    [64]byte
-	v    atomic.Int64
-	lost atomic.Uint32
-	_    [52]byte
+	_     [64]byte
+	v     atomic.Int64
+	lost  atomic.Uint32
+	since atomic.Int64
+	_     [40]byte
 }
 
 // MonotonicNanotime is strictly monotonic across goroutines: if reading B
@@ -183,7 +204,19 @@ func setMonoMocked(on bool) {
 
 //go:noinline
 func monotonicContended(v int64) int64 {
-	if mark.lost.Add(1) >= switchAfter && !switchHeld.Load() {
+	// The count restarts where the last window began more than
+	// contentionWindowNs ago (racing goroutines may each restart it: the
+	// count is a rate, and contention makes hundreds of losses a
+	// millisecond).
+	var lost uint32
+	if since := mark.since.Load(); v-since > contentionWindowNs {
+		mark.since.Store(v)
+		mark.lost.Store(1)
+		lost = 1
+	} else {
+		lost = mark.lost.Add(1)
+	}
+	if lost >= switchAfter && !switchHeld.Load() {
 		// Only from the mark, and keeping monoMocked.
 		for {
 			m := monoMode.Load()
@@ -192,15 +225,73 @@ func monotonicContended(v int64) int64 {
 			}
 		}
 	}
+	m, _ := raiseMark(v)
+	return m
+}
+
+// raiseMark raises the mark to v, if it is below, and returns the mark and
+// whether this call wrote it.
+func raiseMark(v int64) (int64, bool) {
 	for {
 		seen := mark.v.Load()
 		if v <= seen {
-			return seen
+			return seen, false
 		}
 		if mark.v.CompareAndSwap(seen, v) {
-			return v
+			return v, true
 		}
 	}
+}
+
+// refreshMark is raiseMark for the coarse tier's refresh. Each write of the
+// mark the upkeep goroutine's refresh makes may cost one of the program's
+// readers, in the instant between its load of the mark and its
+// compare-and-swap, one lost compare-and-swap that is not the program's
+// contention: that refresh (upkeep) takes one loss off the count for each
+// write. With a single reading goroutine the count then never exceeds one,
+// however often the upkeep writes and however slow the reader's instant
+// (an emulator's is long). A refresh the program makes is its own
+// contention, and counts.
+func refreshMark(v int64, upkeep bool) int64 {
+	m, raised := raiseMark(v)
+	if upkeep && raised {
+		for {
+			lost := mark.lost.Load()
+			if lost == 0 || mark.lost.CompareAndSwap(lost, lost-1) {
+				break
+			}
+		}
+	}
+	return m
+}
+
+// readingForCache is a reading for the coarse tier's cache, which every
+// MonotonicNanotime read after the cache is loaded is at or above, and
+// which never makes the strategy switch (the refreshing goroutine is the
+// upkeep's, not the program's contention) nor chooses it (the program's
+// first reading does). On ordered reads, an ordered reading: later ones
+// are at or above it by their order. On the mark, while the program keeps
+// it fresh (within markFreshNs of an ordered reading taken now) the mark
+// itself, a reading already taken, with no write to its line (a write
+// there every refresh was a lost compare-and-swap for the program's
+// readers, or the refresh's own, often enough to look like contention);
+// otherwise the ordered reading, raised into the mark first (refreshMark:
+// the write takes back the loss it may cost a reader). Before the
+// first MonotonicNanotime reading, the ordered reading, raised into the
+// mark too, so that a strategy chosen later starts at or above it. The
+// machine's reading, never a test's ManualClock's: the mark is the
+// process's.
+func readingForCache(upkeep bool) int64 {
+	v := orderedNanotimeReal()
+	switch monoMode.Load() &^ monoMocked {
+	case monoOrdered:
+		return v
+	case monoHighWater:
+		if seen := mark.v.Load(); seen >= v-markFreshNs {
+			return seen
+		}
+	}
+	return refreshMark(v, upkeep)
 }
 
 // chooseStrategy picks MonotonicNanotime's strategy at its first reading:
@@ -345,5 +436,19 @@ func (i Instant) Compare(j Instant) int {
 	return 0
 }
 
-// String formats the reading as a duration since the package loaded.
-func (i Instant) String() string { return time.Duration(i.ns).String() }
+// String says what the reading is: how long after the package loaded it
+// was taken, the zero of Nanotime's timeline ("1h30m0s after the package
+// loaded"; "… before …" for an Instant moved back past it). A ManualClock's
+// readings count as if the package had loaded a second before its start.
+// Nanotime gives the number itself.
+func (i Instant) String() string { return sinceLoad(i.ns, "") }
+
+// sinceLoad is ns on Nanotime's timeline in words, with a last phrase.
+func sinceLoad(ns int64, also string) string {
+	side := " after the package loaded"
+	if ns < 0 {
+		side = " before the package loaded"
+	}
+	// Duration's own text, unsigned (its minimum prints without overflow).
+	return strings.TrimPrefix(time.Duration(ns).String(), "-") + side + also
+}

@@ -2,69 +2,104 @@ package fastnow
 
 import "runtime"
 
-// nanotimeSlow is where Nanotime's fast path gives up: a test's
-// ManualClock (UseClock), or the real clocks' slow path.
+// The read base (the Rust crate's timekeeper/read.rs is the same design):
+// one read of the precise timeline, whose fast path (read_generic.go, and
+// read_amd64.s on amd64) and slow path (readSlow) are written once, and
+// every other clock that reading plus an offset word of the same state
+// (offsets.go), loaded in the same state load.
 //
-//go:noinline
-//lint:ignore U1000 called from assembly (read_amd64.s)
-func nanotimeSlow() int64 {
-	if c := mocked.Load(); c != nil {
-		return c.nanotime()
+// A test's ManualClock (UseClock) is read at one place: viewSlow, the slow
+// path of the package-level read functions, which loaded proc.view — the
+// mock's view while a ManualClock is in use, whose zero span sends every
+// fast path there. The real clocks' slow paths (the *RealSlow functions,
+// for the package's own bookkeeping) never look at it.
+
+// viewSlow is where a fast path on proc.view gives up: a test's
+// ManualClock, or the real clocks' slow path.
+func viewSlow(c clock, ordered bool) int64 {
+	if m := mocked.Load(); m != nil {
+		return c.mocked(m)
 	}
-	return nanotimeRealSlow()
+	return int64(proc.readClock(c, 0, false, ordered))
 }
 
-// nanotimeRealSlow is where nanotimeReal's fast path gives up.
-//
-//go:noinline
-//lint:ignore U1000 called from assembly (read_amd64.s)
-func nanotimeRealSlow() int64 { return int64(proc.readSlow(0, false, false)) }
+// The slow paths the fast paths tail-call (the assembly calls them by
+// name, so each is a function of its own).
 
-// unixNanoSlow is where UnixNano's fast path gives up.
-//
 //go:noinline
 //lint:ignore U1000 called from assembly (read_amd64.s)
-func unixNanoSlow() int64 {
-	if c := mocked.Load(); c != nil {
-		return c.UnixNano()
+func nanotimeSlow() int64 { return viewSlow(clockPrecise, false) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func orderedNanotimeSlow() int64 { return viewSlow(clockPrecise, true) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func bootNanotimeSlow() int64 { return viewSlow(clockBoot, false) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func unixNanoSlow() int64 { return viewSlow(clockWall, false) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func nanotimeRealSlow() int64 { return int64(proc.readClock(clockPrecise, 0, false, false)) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func orderedNanotimeRealSlow() int64 { return int64(proc.readClock(clockPrecise, 0, false, true)) }
+
+//go:noinline
+//lint:ignore U1000 called from assembly (read_amd64.s)
+func unixNanoRealSlow() int64 { return int64(proc.readClock(clockWall, 0, false, false)) }
+
+// readClock is the read base's slow path for clock c: readSlow's precise
+// reading plus c's offset in the state that converted it (so a reading and
+// its offset always belong together: a re-base may lower the boot offset
+// by what it moved the precise readings forward). On the OS clock for
+// good, where no update comes to measure an offset again, a clock kept as
+// an offset reads its own OS clock plus its word; an exact clock (the
+// wall) reads its OS clock where the state keeps no offset or the reading
+// stands still, or where a precise reader would wait for the writer. t and
+// haveTicks are readSlow's.
+func (tk *timekeeper) readClock(c clock, t uint64, haveTicks, ordered bool) uint64 {
+	if c != clockPrecise {
+		if s := tk.state.Load(); s != nil && s.mode == modeOS && s.trigger == never {
+			return c.os(tk) + c.kept(s)
+		}
 	}
-	return unixNanoRealSlow()
-}
-
-// unixNanoRealSlow is where unixNanoReal's fast path gives up.
-//
-//go:noinline
-//lint:ignore U1000 called from assembly (read_amd64.s)
-func unixNanoRealSlow() int64 {
-	s := proc.state.Load()
-	if s == nil || s.wallDeadline == 0 {
-		return int64(proc.unixSlow(0, false))
+	nanos, s, reading := tk.readSlow(t, haveTicks, ordered, c.exact())
+	if c == clockPrecise {
+		return nanos
 	}
-	return int64(proc.unixSlow(readCounter(), true))
-}
-
-// orderedNanotimeSlow is where OrderedNanotime's fast path gives up.
-//
-//go:noinline
-//lint:ignore U1000 called from assembly (read_amd64.s)
-func orderedNanotimeSlow() int64 {
-	if c := mocked.Load(); c != nil {
-		return c.nanotime()
+	if s != nil && s.mode == modeOS && s.trigger == never {
+		// The OS clock for good, published since the check above (by this
+		// goroutine's update past the counter's end, or another's): its
+		// offset is to c's own OS clock, not to the precise reading.
+		return c.os(tk) + c.kept(s)
 	}
-	return orderedNanotimeRealSlow()
+	off := c.beforeFirst(tk)
+	if s != nil {
+		off = c.kept(s)
+	}
+	if c.exact() && (s == nil || off == 0 || s.stillAt(reading)) {
+		return c.os(tk)
+	}
+	return nanos + off
 }
-
-// orderedNanotimeRealSlow is where orderedNanotimeReal's fast path gives up.
-//
-//go:noinline
-//lint:ignore U1000 called from assembly (read_amd64.s)
-func orderedNanotimeRealSlow() int64 { return int64(proc.readSlow(0, false, true)) }
 
 // readSlow is everything off the read fast path: a counter value below the
-// piece (read just before a new state took over) or past its trigger, the
-// OS clock, the first reading of the process, a source switch. haveTicks
-// says whether t is a counter value the caller already read.
-func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
+// piece (read just before a new state took over, or after the counter went
+// back) or past its trigger, the OS clock, the first reading of the
+// process, a source switch. haveTicks says whether t is a counter value the
+// caller already read (after loading the state it tried). It returns the
+// reading in nanoseconds, the state that converted it (nil: the one every
+// goroutine agrees on while the first is published, beforeFirst) and the
+// reading of that state's source it converted. A reader that asks for the
+// time of its moment (exact) does not wait for the goroutine publishing a
+// newer state: it gets a nil state instead, and reads the system clock.
+func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered, exact bool) (nanos uint64, from *state, reading uint64) {
 	for {
 		s := tk.state.Load()
 		if s == nil {
@@ -76,14 +111,16 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 			m := tk.clocks.mono()
 			first := tk.beforeFirst(m)
 			if tk.state.Load() == nil {
-				if nanos, _, past := first.convert(m); !past {
-					return nanos
+				if exact {
+					return 0, nil, m
+				}
+				if nanos, _, miss := first.convert(m); miss == converted {
+					return nanos, nil, m
 				}
 				runtime.Gosched()
 			}
 			continue
 		}
-		var reading uint64
 		if s.mode == modeCounter {
 			if !haveTicks {
 				if ordered {
@@ -91,7 +128,6 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 				} else {
 					t = tk.clocks.counter()
 				}
-				haveTicks = true
 			}
 			reading = t
 		} else {
@@ -100,55 +136,51 @@ func (tk *timekeeper) readSlow(t uint64, haveTicks, ordered bool) uint64 {
 				continue // a newer state: no OS reading after it was published
 			}
 		}
-		nanos, due, past := s.convert(reading)
-		if past {
-			// A newer state is needed: publish it, or let the goroutine
-			// publishing it run.
-			if !tk.updateFromReader(causeReaderLate, reading) {
-				runtime.Gosched()
+		var due bool
+		var miss miss
+		nanos, due, miss = s.convert(reading)
+		if miss == converted {
+			if due {
+				_, published := tk.updateFromReader(causeReader, reading, s)
+				// The time of its moment: from the state this goroutine
+				// just published, re-anchored (the wall offset).
+				if exact && published != nil && published.mode == s.mode {
+					if nanos, ok := published.beforeSample(reading); ok {
+						return nanos, published, reading
+					}
+				}
 			}
-			continue
+			return nanos, s, reading
 		}
-		if due {
-			tk.updateFromReader(causeReader, reading)
+		// Past the end, or below the floor (the counter went back): a newer
+		// state is needed. Publish it, or let the goroutine publishing it
+		// run.
+		c := causeReaderLate
+		if miss == belowFloor {
+			c = causeReaderBelow
 		}
-		return nanos
+		got, published := tk.updateFromReader(c, reading, s)
+		if published != nil && published.mode == s.mode {
+			// The state this goroutine just published covers the reading,
+			// which came before its sample: no second counter read, which
+			// could be past that piece's end too, and so on without end were
+			// pieces ever that short. (Its floor may lie above the reading,
+			// which beforeSample allows for.)
+			if nanos, ok := published.beforeSample(reading); ok {
+				return nanos, published, reading
+			}
+		}
+		if !got {
+			if exact {
+				return 0, nil, reading
+			}
+			runtime.Gosched()
+		}
+		// A switch of source (the reading is in the old source's units), or
+		// another goroutine's newer state: read again with it, after
+		// loading it.
+		haveTicks = false
 	}
-}
-
-// unixSlow is the wall tier past its deadline (resync, or use the line
-// while another goroutine does), or without a line to use: the system
-// clock, after switching to the counter if the warm-up is over (a program
-// that only reads the wall tier must get the counter too).
-func (tk *timekeeper) unixSlow(t uint64, haveTicks bool) uint64 {
-	s := tk.state.Load()
-	if s == nil {
-		tk.ensurePublished()
-		return tk.clocks.real()
-	}
-	if s.mode == modeOS {
-		if s.trigger == never {
-			return tk.clocks.real()
-		}
-		if m := tk.clocks.mono(); m >= s.trigger {
-			tk.updateFromReader(causeReader, m)
-		}
-		if s = tk.state.Load(); s.mode == modeOS {
-			return tk.clocks.real()
-		}
-		t, haveTicks = tk.clocks.counter(), true
-	}
-	if haveTicks {
-		if s.wallDeadline != 0 && t >= s.wallDeadline {
-			tk.updateFromReader(causeReaderWall, t)
-		}
-		// The freshest line: the one just published, or, while another
-		// goroutine publishes one, the old one (still about as good).
-		if fresh := tk.state.Load(); fresh.wallDeadline != 0 {
-			return fresh.wall.At(t)
-		}
-	}
-	return tk.clocks.real()
 }
 
 // ensurePublished runs detection and publishes the first state if nothing
@@ -185,41 +217,4 @@ func (tk *timekeeper) beforeFirst(mono uint64) state {
 	}
 	end := first + firstSpanNs
 	return state{mode: modeOS, trigger: end, end: end}
-}
-
-// bootNanotimeSlow is where BootNanotime's fast path gives up: a test's
-// ManualClock (UseClock), or the real clocks' slow path.
-//
-//go:noinline
-//lint:ignore U1000 called from assembly (boot_amd64.s)
-func bootNanotimeSlow() int64 {
-	if c := mocked.Load(); c != nil {
-		return c.bootNanotime()
-	}
-	return int64(proc.readBootSlow())
-}
-
-// readBootSlow is everything off BootNanotime's fast path: readSlow plus
-// the offset of the state loaded after it (the same state or a newer one,
-// whose offset is never smaller, so a later reading is never smaller), or,
-// on the OS clock for good (no update comes to measure the offset again),
-// the boot clock plus the state's offset.
-func (tk *timekeeper) readBootSlow() uint64 {
-	for {
-		if s := tk.state.Load(); s != nil && s.mode == modeOS && s.trigger == never {
-			mono, bound := tk.bootMinusMonoNow()
-			return mono + bound + s.bootOffset
-		}
-		nanos := tk.readSlow(0, false, false)
-		s := tk.state.Load()
-		switch {
-		case s == nil:
-			// Another goroutine is publishing the first state: the reading
-			// is beforeFirst's, and so is the offset.
-			return nanos + tk.firstBootOffset()
-		case s.mode == modeOS && s.trigger == never:
-			continue // the OS clock took over for good since: read it
-		}
-		return nanos + s.bootOffset
-	}
 }

@@ -2,16 +2,26 @@
 
 package fastnow
 
-// nanotimeCounter is Nanotime, orderedNanotimeCounter OrderedNanotime and
-// unixNanoCounter UnixNano: they read proc.view, which a test's
-// ManualClock can take over (UseClock). The *Real variants read proc.state,
-// the real clocks only, for the package's own bookkeeping (the high-water
-// mark, the coarse tier's cache). On amd64 each is one assembly function
-// (read_amd64.s) doing the same.
+// The read base's fast path (read.go), in Go: on amd64 each read function
+// is one assembly function (read_amd64.s) doing the same, one call from
+// the caller's code where a Go function around RDTSC would be two.
+//
+// nanotimeCounter is Nanotime, orderedNanotimeCounter OrderedNanotime,
+// bootNanotimeCounter BootNanotime and unixNanoCounter UnixNano: they read
+// proc.view, which a test's ManualClock can take over (UseClock). The *Real
+// variants read proc.state, the real clocks only, for the package's own
+// bookkeeping (the high-water mark, the coarse tier's cache).
+
+// Each function below writes the fast path out: a shared helper is not
+// inlined (its cost exceeds the inliner's budget), and its call would land
+// on every reading. The shape is one: load the state, check it is on the
+// counter (and, for a clock kept as an offset, that the state keeps one),
+// read the counter, one compare against the piece's fast range, convert,
+// add the offset word of the same state.
 
 func nanotimeCounter() int64 {
 	if s := proc.view.Load(); s != nil && s.span != 0 {
-		if t := readCounter(); t-s.takeover < s.span {
+		if t := readCounter(); t-s.start < s.span {
 			return int64(s.line.At(t))
 		}
 	}
@@ -28,17 +38,30 @@ func nanotimeCounter() int64 {
 func orderedNanotimeCounter() int64 {
 	if proc.counterRead.Load() {
 		t := readCounterOrdered(orderedAlt)
-		if s := proc.view.Load(); s != nil && t-s.takeover < s.span {
+		if s := proc.view.Load(); s != nil && t-s.start < s.span {
 			return int64(s.line.At(t))
 		}
 	}
 	return orderedNanotimeSlow()
 }
 
+// bootNanotimeCounter and unixNanoCounter add an offset word of the state
+// the reading came from (offsets.go); a word of 0 goes to the slow path
+// (for the wall: read the system clock).
+
+func bootNanotimeCounter() int64 {
+	if s := proc.view.Load(); s != nil && s.span != 0 && s.bootOffset != 0 {
+		if t := readCounter(); t-s.start < s.span {
+			return int64(s.line.At(t) + s.bootOffset)
+		}
+	}
+	return bootNanotimeSlow()
+}
+
 func unixNanoCounter() int64 {
-	if s := proc.view.Load(); s != nil && s.wallDeadline != 0 {
-		if t := readCounter(); t < s.wallDeadline {
-			return int64(s.wall.At(t))
+	if s := proc.view.Load(); s != nil && s.span != 0 && s.wallOffset != 0 {
+		if t := readCounter(); t-s.start < s.span {
+			return int64(s.line.At(t) + s.wallOffset)
 		}
 	}
 	return unixNanoSlow()
@@ -46,7 +69,7 @@ func unixNanoCounter() int64 {
 
 func nanotimeReal() int64 {
 	if s := proc.state.Load(); s != nil && s.span != 0 {
-		if t := readCounter(); t-s.takeover < s.span {
+		if t := readCounter(); t-s.start < s.span {
 			return int64(s.line.At(t))
 		}
 	}
@@ -56,7 +79,7 @@ func nanotimeReal() int64 {
 func orderedNanotimeReal() int64 {
 	if proc.counterRead.Load() {
 		t := readCounterOrdered(orderedAlt)
-		if s := proc.state.Load(); s != nil && t-s.takeover < s.span {
+		if s := proc.state.Load(); s != nil && t-s.start < s.span {
 			return int64(s.line.At(t))
 		}
 	}
@@ -64,9 +87,9 @@ func orderedNanotimeReal() int64 {
 }
 
 func unixNanoReal() int64 {
-	if s := proc.state.Load(); s != nil && s.wallDeadline != 0 {
-		if t := readCounter(); t < s.wallDeadline {
-			return int64(s.wall.At(t))
+	if s := proc.state.Load(); s != nil && s.span != 0 && s.wallOffset != 0 {
+		if t := readCounter(); t-s.start < s.span {
+			return int64(s.line.At(t) + s.wallOffset)
 		}
 	}
 	return unixNanoRealSlow()

@@ -1,5 +1,7 @@
 package fastnow
 
+import "github.com/fastnow/fastnow/go/internal/threadcpu"
+
 // ThreadCPUNanotime returns the CPU time, in nanoseconds, that the OS thread
 // running the calling goroutine has used (in user and kernel mode) since it
 // started: a clock that stops while the thread sleeps, waits or is
@@ -31,12 +33,12 @@ package fastnow
 // event without a system call is not possible from Go (see the
 // repository's spec/SEMANTICS.md, "Thread CPU time"). Not affected by
 // UseClock or the fastnow_time tag: CPU time cannot be set like a clock.
-func ThreadCPUNanotime() int64 { return threadCPUNanotime() }
+func ThreadCPUNanotime() int64 { return threadcpu.Nanotime() }
 
 // MeasuresThreadCPUTime reports whether ThreadCPUNanotime measures the
 // calling thread's CPU time here (false under js/wasm and wasip1, or where
 // the OS call fails).
-func MeasuresThreadCPUTime() bool { return threadCPUName != "" && threadCPUWorks() }
+func MeasuresThreadCPUTime() bool { return threadcpu.Name != "" && threadcpu.Works() }
 
 // ThreadCPUClock names the OS call behind ThreadCPUNanotime, or says that
 // there is none.
@@ -44,5 +46,5 @@ func ThreadCPUClock() string {
 	if !MeasuresThreadCPUTime() {
 		return "none (every duration is zero)"
 	}
-	return threadCPUName
+	return threadcpu.Name
 }

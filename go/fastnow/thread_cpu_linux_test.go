@@ -6,13 +6,15 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/fastnow/fastnow/go/internal/threadcpu"
 )
 
 // threadCPUOSCall is clock_gettime(CLOCK_THREAD_CPUTIME_ID) through
 // syscall.Syscall, as golang.org/x/sys/unix.ClockGettime makes it.
 func threadCPUOSCall() int64 {
 	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, threadcpu.ClockID, uintptr(unsafe.Pointer(&ts)), 0)
 	return int64(ts.Sec)*1_000_000_000 + int64(ts.Nsec)
 }
 

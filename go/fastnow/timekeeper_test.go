@@ -48,8 +48,39 @@ type world struct {
 	hiccupBurst     uint64 // the next this many reads each take hiccupNs longer (preempted through a whole sample)
 	reads           uint64
 	suspended       uint64 // CLOCK_BOOTTIME - CLOCK_MONOTONIC: the time suspended
-	ticksLost       uint64 // counter ticks lost to suspends that stopped the counter
 	bootJitter      uint64 // after each boot clock read, up to this much passes (a pair interrupted between its reads)
+	// The counter: its value cSegTicks at true time cSegTau, and its rate
+	// against its nominal simFreq from there, in parts per billion (a
+	// migration to a host whose counter runs at another rate).
+	cSegTau, cSegTicks uint64
+	cRatePpb           int64
+	// The first ordered counter read between two monotonic reads for more
+	// than a millisecond (a sample's first bracket, the update's code cold
+	// since the last one) takes orderedColdNs longer, inside the bracket.
+	orderedColdNs, lastColdTau uint64
+	lastReadMono               bool
+}
+
+// suspendCounter is what the counter does across a suspend.
+type suspendCounter struct {
+	kind    int    // counterCounting, counterStopped or counterReset
+	resetTo uint64 // counterReset: the value it restarts from
+}
+
+const (
+	counterCounting = iota // an invariant TSC in suspend-to-idle: it counts on
+	counterStopped         // suspend-to-RAM keeping the TSC: it stops
+	counterReset           // suspend-to-RAM resetting the TSC: it restarts near zero
+)
+
+func (c suspendCounter) String() string {
+	switch c.kind {
+	case counterCounting:
+		return "counting"
+	case counterStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("reset to %d", c.resetTo)
 }
 
 func (w *world) monoAt(tau uint64) uint64 {
@@ -58,15 +89,54 @@ func (w *world) monoAt(tau uint64) uint64 {
 }
 
 func (w *world) ticksAt(tau uint64) uint64 {
-	hi, lo := bits.Mul64(tau, simFreq)
+	hi, lo := bits.Mul64(tau-w.cSegTau, simFreq)
+	nominal, _ := bits.Div64(hi, lo, sec)
+	return w.cSegTicks + nominal + uint64(ppbOf(nominal, w.cRatePpb))
+}
+
+// ppbOf is n × ppb / 10^9, rounded toward zero, for any n and |ppb| < 10^9.
+func ppbOf(n uint64, ppb int64) int64 {
+	abs := uint64(ppb)
+	if ppb < 0 {
+		abs = uint64(-ppb)
+	}
+	hi, lo := bits.Mul64(n, abs)
 	q, _ := bits.Div64(hi, lo, sec)
-	return 1_000_000_000_000 + q
+	if ppb < 0 {
+		return -int64(q)
+	}
+	return int64(q)
+}
+
+// counterSegment starts a new segment of the counter at the current true
+// time.
+func (w *world) counterSegment() {
+	w.cSegTicks, w.cSegTau = w.ticksAt(w.tau), w.tau
+}
+
+// jumpCounter makes the counter jump by ticks (negative: back, never below
+// 0), as when a virtual machine moves to a host with another counter
+// offset.
+func (w *world) jumpCounter(ticks int64) {
+	w.counterSegment()
+	if ticks < 0 && uint64(-ticks) > w.cSegTicks {
+		w.cSegTicks = 0
+	} else {
+		w.cSegTicks += uint64(ticks)
+	}
+}
+
+// setCounterRate sets the counter's rate, ppb against its nominal one.
+func (w *world) setCounterRate(ppb int64) {
+	w.counterSegment()
+	w.cRatePpb = ppb
 }
 
 func (w *world) realAt(tau uint64) uint64 { return clampUnix(int64(w.monoAt(tau)), w.realMinusMono) }
 
 func (w *world) tick() uint64 {
 	w.reads++
+	w.lastReadMono = false
 	w.tau += w.step
 	if w.hiccupEvery != 0 && w.reads%w.hiccupEvery == 0 {
 		w.tau += w.hiccupNs
@@ -78,18 +148,31 @@ func (w *world) tick() uint64 {
 	return w.tau
 }
 
-// suspend is a suspend of ns true nanoseconds: CLOCK_BOOTTIME and
+// suspendWith is a suspend of ns true nanoseconds: CLOCK_BOOTTIME and
 // CLOCK_REALTIME move on, CLOCK_MONOTONIC does not; the counter keeps
-// counting (counting: an invariant TSC in suspend-to-idle) or stops.
-func (w *world) suspend(ns uint64, counting bool) {
+// counting (an invariant TSC in suspend-to-idle), stops, or restarts at a
+// small value (a TSC reset by suspend-to-RAM).
+func (w *world) suspendWith(ns uint64, c suspendCounter) {
 	mono, ticks := w.monoAt(w.tau), w.ticksAt(w.tau)
 	w.tau += ns
 	w.segMono, w.segTau = mono, w.tau
 	w.suspended += ns
 	w.realMinusMono += int64(ns)
-	if !counting {
-		w.ticksLost += w.ticksAt(w.tau) - ticks
+	switch c.kind {
+	case counterStopped:
+		w.cSegTicks, w.cSegTau = ticks, w.tau
+	case counterReset:
+		w.cSegTicks, w.cSegTau = c.resetTo, w.tau
 	}
+}
+
+// suspend is suspendWith with the counter counting on, or stopped.
+func (w *world) suspend(ns uint64, counting bool) {
+	c := suspendCounter{kind: counterStopped}
+	if counting {
+		c.kind = counterCounting
+	}
+	w.suspendWith(ns, c)
 }
 
 func (w *world) bootAt(tau uint64) uint64 { return w.monoAt(tau) + w.suspended }
@@ -118,6 +201,7 @@ func newSim(publishedFreq uint64) *sim {
 		realMinusMono: 1_700_000_000 * int64(sec),
 		verdict:       verdict{kind: verdictNamed, name: "tsc"},
 		publishedFreq: publishedFreq,
+		cSegTicks:     1_000_000_000_000,
 	}}
 }
 
@@ -136,7 +220,7 @@ func (s *sim) tau() (tau uint64) {
 func (s *sim) advance(d uint64) { s.with(func(w *world) { w.tau += d }) }
 
 func (s *sim) counter() (v uint64) {
-	s.with(func(w *world) { v = w.ticksAt(w.tick()) - w.ticksLost })
+	s.with(func(w *world) { v = w.ticksAt(w.tick()) })
 	return v
 }
 func (s *sim) boot() (v uint64) {
@@ -148,9 +232,17 @@ func (s *sim) boot() (v uint64) {
 	})
 	return v
 }
-func (s *sim) counterOrdered() uint64 { return s.counter() }
+func (s *sim) counterOrdered() uint64 {
+	s.with(func(w *world) {
+		if w.lastReadMono && w.tau-w.lastColdTau > 1_000_000 {
+			w.tau += w.orderedColdNs
+			w.lastColdTau = w.tau
+		}
+	})
+	return s.counter()
+}
 func (s *sim) mono() (v uint64) {
-	s.with(func(w *world) { v = w.monoAt(w.tick()) })
+	s.with(func(w *world) { v, w.lastReadMono = w.monoAt(w.tick()), true })
 	return v
 }
 func (s *sim) real() (v uint64) {
@@ -182,9 +274,9 @@ func (s *sim) observe() decision {
 		p = probe{counter: "simulated", invariant: true, freqHz: w.publishedFreq, freqOrigin: OriginCPUID,
 			orderedRead: "sim", orderedReadAlt: "sim"}
 	})
-	v := s.verdict()
-	return decision{probe: p, clocksource: v.name, env: EnvUnset,
-		fallback: decide(p, v, EnvUnset, "tsc"), kernelName: "tsc"}
+	d := decision{probe: p, env: EnvUnset, kernelName: "tsc"}
+	d.settle(s.verdict())
+	return d
 }
 
 // rng is xorshift64*, seeded by the scenario.
@@ -234,8 +326,9 @@ func newSimKeeper(t testing.TB, publishedFreq uint64) *simKeeper {
 		if n := len(sk.states); n > 0 {
 			prev = sk.states[n-1].s
 		}
-		// A new counter piece only once the current one has started.
-		if prev.mode == modeCounter && st.mode == modeCounter && !samePiece(&prev, st) && ticks < prev.takeover {
+		// A new counter piece only once the current one has started (a
+		// re-base takes over where the counter is).
+		if prev.mode == modeCounter && st.mode == modeCounter && !samePiece(&prev, st) && continues(&prev, st) && ticks < prev.takeover {
 			t.Errorf("a new piece was published at %d, before the current one took over at %d", ticks, prev.takeover)
 		}
 		sk.states = append(sk.states, published{s: *st, ticks: ticks, prev: prev})
@@ -247,21 +340,43 @@ func samePiece(a, b *state) bool {
 	return a.mode == b.mode && a.takeover == b.takeover && a.end == b.end && a.line == b.line && a.prev == b.prev
 }
 
-// reference is the conversion every counter state must agree with: the
-// newest piece whose take-over point is at or below t.
+// continues reports whether b continues a as an ordinary next piece: it
+// takes over at a's end, from a's value there, with a's line below.
+func continues(a, b *state) bool {
+	return b.takeover == a.end && b.prev == a.line && b.line.At(b.takeover) == a.line.At(b.takeover)
+}
+
+// atAny is what a counter state gives for t, floor aside (a state converts
+// no value below its floor; what it would give there is what its prev line
+// does).
+func atAny(s *state, t uint64) uint64 {
+	if v, ok := s.beforeSample(t); ok {
+		return v
+	}
+	return s.line.At(t)
+}
+
+// reference is the conversion every counter state must agree with, while
+// the pieces only continue each other: the newest piece whose take-over
+// point is at or below t. ok is false once a re-base came between.
 func (sk *simKeeper) reference(t uint64) (uint64, bool) {
-	var first *state
-	for i := len(sk.states) - 1; i >= 0; i-- {
+	var counters []*state
+	for i := range sk.states {
 		if s := &sk.states[i].s; s.mode == modeCounter {
-			if s.takeover <= t {
-				return s.line.At(t), true
+			if n := len(counters); n > 0 && !samePiece(counters[n-1], s) && !continues(counters[n-1], s) {
+				return 0, false
 			}
-			first = s
+			counters = append(counters, s)
 		}
 	}
-	if first != nil {
+	for i := len(counters) - 1; i >= 0; i-- {
+		if counters[i].takeover <= t {
+			return counters[i].line.At(t), true
+		}
+	}
+	if len(counters) > 0 {
 		// Below the first piece: its prev, which is its own line.
-		return first.prev.At(t), true
+		return counters[0].prev.At(t), true
 	}
 	return 0, false
 }
@@ -270,6 +385,7 @@ type scenario struct {
 	seed                               uint64
 	published, upkeep, demote, hiccups bool
 	wallIntervals, recalibrate         bool
+	jumps                              bool // the counter meets suspends, resets, jumps and rate changes
 }
 
 // runScenario runs one scenario; it checks as it goes and returns the
@@ -286,9 +402,11 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 	r := rng(sc.seed | 1)
 	var reads [][2]uint64
 	var stale []*state
-	var lastRead uint64
+	var lastRead, lastBoot uint64
 	demoted := false
-	endTau := sk.sim.tau() + 25*sec
+	// Events come for 20 s of CLOCK_MONOTONIC (a suspend does not end
+	// them).
+	eventsUntil := sk.sim.mono() + 20*sec
 	var upkeepNext uint64
 	if sc.upkeep {
 		sk.setUpkeep(true)
@@ -300,7 +418,10 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 	// CLOCK_REALTIME within 2 µs (20 µs after a slew larger than 500 ppm).
 	// (An idle gap stops the sampling, the upkeep's too: a window that
 	// spans both the gap and the change measures a mix of the two rates.)
-	// Checked without preempted reads, whose moment is not known here.
+	// Checked without preempted reads, whose moment is not known here. A
+	// suspend, a jump or a new rate of the counter counts as a rate change
+	// and a step of the system clock (the wall is re-anchored at its next
+	// update).
 	changedAt := sk.sim.tau()
 	settledAt, steppedAt := changedAt+3*sec, uint64(0)
 	wallBound := uint64(2_000)
@@ -309,18 +430,43 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 	unsettle := func(until uint64) {
 		settledAt, haveFrom = max(settledAt, until), false
 	}
-	for sk.sim.tau() < endTau && !t.Failed() {
+	jumped := func() {
+		changedAt = sk.sim.tau()
+		unsettle(changedAt + 3*sec)
+		steppedAt = changedAt
+	}
+	// A re-base (after a jump, or after NTP changed the rate by more than
+	// it lets the timeline stray) restarts the rate window: from 3 s after
+	// it, as after a rate change.
+	seenRebases := 0
+	rebased := func() bool {
+		if sk.k.rebases == seenRebases {
+			return false
+		}
+		seenRebases = sk.k.rebases
+		unsettle(sk.sim.tau() + 3*sec)
+		return true
+	}
+	// After the events, 5 s of quiet readings, to see the timeline back in
+	// step with CLOCK_MONOTONIC.
+	var quietNs uint64
+	for quietNs < 5*sec && !t.Failed() {
+		var quiet bool
+		sk.sim.with(func(w *world) { quiet = w.monoAt(w.tau) >= eventsUntil })
 		// Time passes: mostly small steps, sometimes an idle second or more.
-		if r.below(50) == 0 {
-			gapStart := sk.sim.tau()
-			sk.sim.advance(r.log(sec/2, 4*sec))
-			if gapStart < changedAt+3*sec {
-				unsettle(sk.sim.tau() + 3*sec)
+		dt := r.log(1_000, 5_000_000)
+		if r.below(200) == 0 {
+			dt = r.log(sec/2, 4*sec)
+			if sk.sim.tau() < changedAt+3*sec {
+				unsettle(sk.sim.tau() + dt + 3*sec)
 			}
-		} else {
-			sk.sim.advance(r.log(1_000, 20_000_000))
+		}
+		sk.sim.advance(dt)
+		if quiet {
+			quietNs += dt
 		}
 		switch ev := r.below(1000); {
+		case quiet:
 		case ev <= 3: // NTP at work: a frequency correction or a tick slew
 			var ppb int64
 			switch r.below(4) {
@@ -355,6 +501,45 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 			unsettle(changedAt + 3*sec)
 		case ev == 9 && sc.wallIntervals:
 			sk.setWallInterval(r.log(1, 2*sec))
+		case (ev == 10 || ev == 11) && sc.jumps:
+			// The machine suspends: the counter counts on, stops, or
+			// restarts near zero (by more than a piece lasts, as a reset of
+			// a counter that counted since boot does).
+			ns := r.log(100_000, 7_200*sec)
+			var now uint64
+			sk.sim.with(func(w *world) { now = w.ticksAt(w.tau) })
+			c := suspendCounter{kind: counterStopped}
+			switch r.below(3) {
+			case 0:
+				c.kind = counterCounting
+			case 2:
+				if now > 3*simFreq {
+					c = suspendCounter{kind: counterReset, resetTo: r.below(now - 2*simFreq)}
+				}
+			}
+			sk.sim.with(func(w *world) { w.suspendWith(ns, c) })
+			jumped()
+			if sc.upkeep && r.below(2) == 0 {
+				// The kernel wakes the upkeep goroutine at a resume.
+				upkeepNext = sk.upkeepTurn(true)
+			}
+		case ev == 12 && sc.jumps:
+			// A migration: the counter jumps forward, or back by more than
+			// a piece lasts (a jump back by less lands inside the piece in
+			// use, where no reader can tell it from an earlier moment: the
+			// fault model's "counter jumps back a little" has that).
+			ticks := int64(r.log(10_000, 100*simFreq))
+			if r.below(2) == 0 {
+				ticks = -int64(r.log(2*simFreq, 100*simFreq))
+			}
+			sk.sim.with(func(w *world) { w.jumpCounter(ticks) })
+			jumped()
+		case ev == 13 && sc.jumps:
+			// A migration to a host without TSC scaling: the counter's rate
+			// changes.
+			ppb := [...]int64{0, 50_000_000, -50_000_000}[r.below(3)]
+			sk.sim.with(func(w *world) { w.setCounterRate(ppb) })
+			jumped()
 		}
 		if sc.upkeep {
 			now := sk.sim.mono()
@@ -369,7 +554,7 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 			tk := sk.sim.counter()
 			fresh := sk.read(false)
 			if old != nil && old.mode == modeCounter {
-				if nanos, _, past := old.convert(tk); !past {
+				if nanos, _, m := old.convert(tk); m == converted {
 					if nanos > fresh {
 						t.Fatalf("%+v: a stale state converts %d to %d, after a fresh %d", sc, tk, nanos, fresh)
 					}
@@ -383,6 +568,7 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 		if r.below(8) == 0 {
 			stale = append(stale, sk.state.Load())
 		}
+		rebased()
 		var tau, reads0, reads1, mono uint64
 		sk.sim.with(func(w *world) { tau, reads0, mono = w.tau, w.reads, w.monoAt(w.tau+w.step) })
 		v := sk.read(r.below(2) == 0)
@@ -392,9 +578,15 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 		lastRead = v
 		reads = append(reads, [2]uint64{tau, v})
 		sk.sim.with(func(w *world) { reads1 = w.reads })
+		if b := sk.readBoot(); b < lastBoot {
+			t.Fatalf("%+v: a boot reading stepped back %d ns at %d", sc, lastBoot-b, tau)
+		} else {
+			lastBoot = b
+		}
 		// The reading is the conversion of the first clock read it made,
-		// one step after tau, unless a hiccup struck in the call.
-		clean := !sc.hiccups || reads0/97 == reads1/97
+		// one step after tau, unless a hiccup struck in the call (or it
+		// re-based).
+		clean := (!sc.hiccups || reads0/97 == reads1/97) && !rebased()
 		if mode := sk.state.Load().mode; mode != lastMode {
 			// A switch of source moves readings by about a microsecond,
 			// and the reading that made it came later than its first read.
@@ -423,6 +615,14 @@ func runScenario(t *testing.T, sc scenario) (*simKeeper, [][2]uint64) {
 			}
 		}
 	}
+	// Back in step with CLOCK_MONOTONIC (the timeline of the first state),
+	// within the re-base threshold and the margins of the switches and
+	// re-bases so far.
+	v, mono := sk.read(true), sk.sim.mono()
+	margins := int64(sk.k.rebases) * 200_000
+	if off := int64(v - mono); !t.Failed() && max(off, -off) > rebaseNs+20_000+margins {
+		t.Fatalf("%+v: the timeline is %d ns off CLOCK_MONOTONIC after 5 quiet seconds (%d re-bases)", sc, off, sk.k.rebases)
+	}
 	return sk, reads
 }
 
@@ -436,17 +636,43 @@ func checkScenario(t *testing.T, sc scenario, sk *simKeeper, reads [][2]uint64) 
 			continue
 		}
 		pieces++
-		switch {
-		case b.takeover != a.end:
-			t.Fatalf("%+v: piece %d takes over at %d, not at the old end %d", sc, i, b.takeover, a.end)
-		case b.line.At(b.takeover) != a.line.At(b.takeover):
-			t.Fatalf("%+v: piece %d does not continue the old line", sc, i)
-		case b.prev != a.line:
-			t.Fatalf("%+v: piece %d: prev is not the old line", sc, i)
-		case b.line.Slope < floor(a.line.Slope):
-			t.Fatalf("%+v: piece %d: slope %d below 7/8 of %d", sc, i, b.line.Slope, a.line.Slope)
-		case b.end <= b.takeover || b.trigger > b.end || b.span != b.trigger-b.takeover:
+		if b.end <= b.takeover || b.trigger > b.end || b.start != max(b.takeover, b.floor) || b.span != saturatingSub(b.trigger, b.start) {
 			t.Fatalf("%+v: piece %d: %+v", sc, i, *b)
+		}
+		if continues(a, b) && b.line.Slope != 0 {
+			// An ordinary next piece: it takes over at the old end, from the
+			// old line's value, with the old line below; a new rate is
+			// never below 7/8 of the old (a piece that stands still has no
+			// rate to keep).
+			if a.line.Slope != 0 && b.line.Slope < floor(a.line.Slope) {
+				t.Fatalf("%+v: piece %d: slope %d below 7/8 of %d", sc, i, b.line.Slope, a.line.Slope)
+			}
+		} else {
+			// A re-base: below its take-over point it stands still, or
+			// keeps the old line up to the old end; everywhere it is at or
+			// above what a reader holding the old state could have returned
+			// before.
+			if b.prev.Slope != 0 && (b.prev != a.line || b.takeover != a.end) {
+				t.Fatalf("%+v: piece %d re-based below its take-over point: %+v", sc, i, *b)
+			}
+			span := b.end - b.floor
+			for _, k := range [...]uint64{0, 1, span / 3, span / 2, span - 1} {
+				tk := b.floor + k
+				seen := atAny(a, a.end-1)
+				if tk >= a.floor {
+					seen = atAny(a, min(tk, a.end-1))
+				}
+				if got := atAny(b, tk); got < seen {
+					t.Fatalf("%+v: piece %d re-based below the old piece at %d: %d < %d\nold %+v\nnew %+v", sc, i, tk, got, seen, *a, *b)
+				}
+			}
+		}
+		// One non-decreasing function over the state's range.
+		pts := [...]uint64{b.floor, max(b.takeover, b.floor), b.trigger, b.end - 1}
+		for j := 1; j < len(pts); j++ {
+			if atAny(b, pts[j-1]) > atAny(b, pts[j]) {
+				t.Fatalf("%+v: piece %d decreases between %d and %d: %+v", sc, i, pts[j-1], pts[j], *b)
+			}
 		}
 	}
 	if pieces < 1 {
@@ -454,7 +680,8 @@ func checkScenario(t *testing.T, sc scenario, sk *simKeeper, reads [][2]uint64) 
 	}
 	// Any state a goroutine could hold converts every counter value it may
 	// read (at or past the counter when the state was published, below its
-	// end) as the newest function does.
+	// end) as the newest function does (while the pieces only continue each
+	// other).
 	r := rng(sc.seed*7 | 1)
 	for i := range sk.states {
 		p := &sk.states[i]
@@ -471,9 +698,9 @@ func checkScenario(t *testing.T, sc scenario, sk *simKeeper, reads [][2]uint64) 
 			} else if j == 1 {
 				tk = p.s.end - 1
 			}
-			got, _, _ := p.s.convert(tk)
-			if want, _ := sk.reference(tk); got != want {
-				t.Fatalf("%+v: state %d converts %d to %d, the newest function to %d", sc, i, tk, got, want)
+			got, _, m := p.s.convert(tk)
+			if want, ok := sk.reference(tk); ok && (m != converted || got != want) {
+				t.Fatalf("%+v: state %d converts %d to %d (%d), the newest function to %d", sc, i, tk, got, m, want)
 			}
 		}
 	}
@@ -510,7 +737,7 @@ func TestRandomScenarios(t *testing.T) {
 		flags := rng(seed | 1)
 		f := flags.next()
 		sc := scenario{seed: seed, published: f&1 != 0, upkeep: f&2 != 0, demote: f&4 != 0, hiccups: f&8 != 0,
-			wallIntervals: f&16 != 0, recalibrate: f&32 != 0}
+			wallIntervals: f&16 != 0, recalibrate: f&32 != 0, jumps: f&64 != 0}
 		t.Run(fmt.Sprintf("%#x", seed), func(t *testing.T) {
 			sk, reads := runScenario(t, sc)
 			if !t.Failed() {
@@ -532,15 +759,27 @@ func (sk *simKeeper) settle(n int, dt uint64, upkeep bool) {
 	}
 }
 
+// settleAsking is settle by a program that, without the upkeep, also asks
+// Source once a second: readers do not read the kernel's verdict, the
+// upkeep and Source do.
+func (sk *simKeeper) settleAsking(n int, dt uint64, upkeep bool) {
+	for i := 0; i < n; i++ {
+		sk.settle(1, dt, upkeep)
+		if !upkeep && uint64(i+1)*dt/sec != uint64(i)*dt/sec {
+			_ = sk.info()
+		}
+	}
+}
+
 // Rate changes are followed: intervals between readings from 3 s after the
 // change agree with CLOCK_MONOTONIC's within 0.5 ppm, and the wall tier
 // with CLOCK_REALTIME within 2 µs (20 µs after a 0.8 % slew), and right
 // after the change within the change over one resync interval plus 1 µs.
 func TestFollowsAFrequencyCorrection(t *testing.T) {
 	for _, c := range []struct {
-		ppb       int64
-		wallBound uint64
-	}{{500_000, 2_000}, {-500_000, 2_000}, {8_000_000, 20_000}} {
+		ppb             int64
+		wallBound, cold uint64
+	}{{500_000, 2_000, 0}, {-500_000, 2_000, 0}, {8_000_000, 20_000, 0}, {500_000, 2_000, 5_000}, {-500_000, 2_000, 5_000}} {
 		sk := newSimKeeper(t, 0)
 		type obs struct{ v, mono, u, real uint64 }
 		step := func(dt uint64) obs {
@@ -553,7 +792,11 @@ func TestFollowsAFrequencyCorrection(t *testing.T) {
 		for i := 0; i < 500; i++ { // 5 s at the nominal rate
 			step(10_000_000)
 		}
-		sk.sim.with(func(w *world) { w.setRate(c.ppb) })
+		// c.cold: the first bracket of every reader's update is disturbed,
+		// its code cold, as a cold first call can make it (before, a
+		// reader's update took that one bracket alone, measured nothing,
+		// and the rate stayed the old one for seconds).
+		sk.sim.with(func(w *world) { w.orderedColdNs = c.cold; w.setRate(c.ppb) })
 		changed := sk.sim.tau()
 		var worstPpb float64
 		var worstWall, worstEarly uint64
@@ -576,13 +819,13 @@ func TestFollowsAFrequencyCorrection(t *testing.T) {
 			}
 		}
 		if early := uint64(max(c.ppb, -c.ppb)) + 1_000; worstEarly > early {
-			t.Errorf("%d ppb: early wall error %d ns > %d", c.ppb, worstEarly, early)
+			t.Errorf("%d ppb (cold %d): early wall error %d ns > %d", c.ppb, c.cold, worstEarly, early)
 		}
 		if worstWall > c.wallBound {
-			t.Errorf("%d ppb: wall error %d ns from 3 s after the change", c.ppb, worstWall)
+			t.Errorf("%d ppb (cold %d): wall error %d ns from 3 s after the change", c.ppb, c.cold, worstWall)
 		}
 		if worstPpb >= 500 {
-			t.Errorf("%d ppb: 1 s intervals off by %.1f ppb from 3 s after the change", c.ppb, worstPpb)
+			t.Errorf("%d ppb (cold %d): 1 s intervals off by %.1f ppb from 3 s after the change", c.ppb, c.cold, worstPpb)
 		}
 	}
 }
@@ -615,11 +858,17 @@ func TestFollowsAStep(t *testing.T) {
 	}
 }
 
-// A wall reader past its deadline re-anchors the wall line even when a
-// re-check of the kernel's verdict is also due (precise readers at the
-// trigger do one or the other, turn about; a wall reader must sample, or
-// the line would outlive its resync interval).
+// A wall reader at the trigger re-anchors the wall even when its update
+// re-checks the kernel's verdict too (the check's update samples too, or
+// the wall would outlive its resync interval), at the trigger as past the
+// end.
 func TestWallReaderResyncsWhenACheckIsDue(t *testing.T) {
+	for _, pastEnd := range []bool{false, true} {
+		wallReaderResyncs(t, pastEnd)
+	}
+}
+
+func wallReaderResyncs(t *testing.T, pastEnd bool) {
 	sk := newSimKeeper(t, 0)
 	sk.setWallInterval(20_000_000)
 	for i := 0; i < 200; i++ {
@@ -627,18 +876,23 @@ func TestWallReaderResyncsWhenACheckIsDue(t *testing.T) {
 		_ = sk.unixNano()
 	}
 	sk.sim.with(func(w *world) { w.realMinusMono += 7 * int64(sec) })
-	sk.sim.advance(25_000_000)
-	sk.k.nextCheckMono, sk.k.lastWasCheck = 0, false
+	s := sk.state.Load()
+	to := s.trigger
+	if pastEnd {
+		to = s.end
+	}
+	sk.sim.advance(s.line.NanosFor(to-sk.sim.counter()) + 1_000)
+	sk.k.nextCheckMono, sk.k.checkWanted = 0, true
 	u := sk.unixNano()
 	var real uint64
 	sk.sim.with(func(w *world) { real = w.realAt(w.tau) })
 	if d := absDiff(u, real); d >= 2_000 {
-		t.Fatalf("wall %d ns off, past its deadline with a check due", d)
+		t.Fatalf("past the end %v: wall %d ns off, at its update with a check due", pastEnd, d)
 	}
 }
 
 // A resync whose sample is preempted (every bracket wide) keeps the old
-// wall line, unless the line is further off than the sample's uncertainty:
+// wall offset, unless it is further off than the sample's uncertainty:
 // a step is followed even then.
 func TestFollowsAStepWithAPreemptedSample(t *testing.T) {
 	sk := newSimKeeper(t, 0)
@@ -669,7 +923,7 @@ func TestDemotionKeepsTheTimeline(t *testing.T) {
 	sk2 := newSimKeeper(t, 0)
 	sk2.settle(300, 10_000_000, false)
 	sk2.sim.with(func(w *world) { w.verdict = verdict{kind: verdictUnreadable} })
-	sk2.settle(300, 10_000_000, false)
+	sk2.settleAsking(300, 10_000_000, false)
 	if info := sk2.info(); info.Fallback != FallbackClocksourceUnknown || info.DemotedAt.IsZero() {
 		t.Errorf("unreadable verdict: %+v", info)
 	}
@@ -692,6 +946,7 @@ func demotion(t *testing.T, hiccupNs uint64) *simKeeper {
 		w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"}
 		w.hiccupNs = hiccupNs
 	})
+	_ = sk.info() // reads the kernel's verdict (readers do not)
 	last := a
 	for i := 0; i < 300; i++ {
 		sk.sim.with(func(w *world) {
@@ -708,7 +963,7 @@ func demotion(t *testing.T, hiccupNs uint64) *simKeeper {
 	}
 	sk.sim.with(func(w *world) { w.hiccupBurst = 0 })
 	s := sk.state.Load()
-	if s.mode != modeOS || s.wallDeadline != 0 {
+	if s.mode != modeOS || s.wallOffset != 0 {
 		t.Fatalf("not demoted, or the wall tier still extrapolates: %+v", *s)
 	}
 	if sk.counterRead.Load() {
@@ -721,27 +976,132 @@ func demotion(t *testing.T, hiccupNs uint64) *simKeeper {
 	return sk
 }
 
-// A program reading the clock every 30 ms only ever arrives past a piece's
-// end (a grace period is at most 2 ms), yet the kernel's verdict is
-// re-checked about every second, and a demotion noticed.
-func TestSparseReadersCheckTheKernel(t *testing.T) {
+// Readers never read the kernel's verdict as a matter of course (a pread of
+// sysfs, tens of microseconds from cold caches, on a read path): a demotion
+// is seen by Source, the upkeep, or a reader only where its reading showed
+// cause: the kernel's clock turned into a system call (slowSamplesForACheck
+// samples in a row whose every bracket was wide), or a re-base. (Before,
+// every other update a reader made read the file.)
+func TestReadersReadTheKernelsVerdictOnlyWithCause(t *testing.T) {
+	demoted := func(sk *simKeeper) bool {
+		sk.mu.Lock()
+		defer sk.mu.Unlock()
+		return sk.k.demoting.why != FallbackNone || sk.k.state.mode == modeOS
+	}
+	onTheCounter := func() *simKeeper {
+		sk := newSimKeeper(t, 0)
+		sk.settle(300, 10_000_000, false)
+		if sk.state.Load().mode != modeCounter {
+			t.Fatal("not on the counter")
+		}
+		if !sk.k.decision.followsKernel() {
+			t.Skip("the simulated machine's kernel verdict is not followed here")
+		}
+		return sk
+	}
+	readFor := func(sk *simKeeper, n int, every uint64) {
+		last := sk.read(false)
+		for i := 0; i < n; i++ {
+			sk.sim.advance(every)
+			v := sk.read(false)
+			if v < last {
+				t.Fatalf("stepped back %d ns", last-v)
+			}
+			last = v
+		}
+	}
+	// Readers every 30 ms (each past a piece's end) for 3 s: no check.
+	sk := onTheCounter()
+	sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"} })
+	readFor(sk, 100, 30_000_000)
+	if demoted(sk) {
+		t.Fatal("a reader read the kernel's verdict")
+	}
+	// Source reads it (and readers past the piece's end then switch).
+	_ = sk.info()
+	readFor(sk, 10, 30_000_000)
+	if sk.state.Load().mode != modeOS {
+		t.Fatal("not demoted once asked")
+	}
+
+	// The kernel's clock turned into a system call: its reads take long,
+	// every bracket of slowSamplesForACheck samples in a row is wide.
+	sk = onTheCounter()
+	sk.sim.with(func(w *world) {
+		w.verdict = verdict{kind: verdictNamed, name: "hpet"}
+		w.step = 3_000
+	})
+	readFor(sk, 400, 10_000_000)
+	if !demoted(sk) {
+		t.Fatal("slow samples did not make a reader read the kernel's verdict")
+	}
+
+	// A re-base (a suspend the counter counted): the next reader's update
+	// reads it.
+	sk = onTheCounter()
+	sk.sim.with(func(w *world) {
+		w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"}
+		w.suspend(60*sec, true)
+	})
+	for i := 0; i < 10; i++ {
+		sk.sim.advance(10_000_000)
+		_ = sk.read(false)
+	}
+	if !demoted(sk) {
+		t.Fatal("a re-base did not make a reader read the kernel's verdict")
+	}
+}
+
+// A reader's update is bounded: readerBrackets brackets of each kind and
+// one pair for the boot offset, whatever the brackets it meets (the
+// upkeep's and a forced update take up to bracketsPerSample and
+// bootSamplePairs).
+func TestAReadersUpdateIsBounded(t *testing.T) {
 	sk := newSimKeeper(t, 0)
-	sk.settle(100, 30_000_000, false)
+	sk.settle(300, 10_000_000, false)
 	if sk.state.Load().mode != modeCounter {
 		t.Fatal("not on the counter")
 	}
-	sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "kvm-clock"} })
-	last := sk.read(false)
-	for i := 0; i < 70; i++ {
-		sk.sim.advance(30_000_000)
-		v := sk.read(false)
-		if v < last {
-			t.Fatalf("stepped back %d ns", last-v)
-		}
-		last = v
+	reads := func(update func()) uint64 {
+		var before, after uint64
+		sk.sim.with(func(w *world) { before = w.reads })
+		update()
+		sk.sim.with(func(w *world) { after = w.reads })
+		return after - before
 	}
-	if sk.state.Load().mode != modeOS {
-		t.Fatal("not demoted within 2.1 s")
+	// Undisturbed: one bracket of each kind, as counted below, and no
+	// boot pair (CLOCK_REALTIME - CLOCK_MONOTONIC did not move).
+	s := sk.state.Load()
+	sk.sim.advance(s.line.NanosFor(s.trigger-sk.sim.counter()) + 1_000)
+	calm := reads(func() {
+		sk.mu.Lock()
+		sk.updateAsReader(causeReader)
+		sk.mu.Unlock()
+	})
+	if want := uint64(1 + 1 + 4 + 2 + 3); calm != want {
+		t.Errorf("an undisturbed reader's update made %d clock reads, not %d", calm, want)
+	}
+	// Every bracket disturbed: each one is wider than twice the tightest.
+	sk.sim.with(func(w *world) { w.hiccupEvery, w.hiccupNs = 1, 50_000 })
+	s = sk.state.Load()
+	sk.sim.advance(s.line.NanosFor(s.trigger-sk.sim.counter()) + 1_000)
+	reader := reads(func() {
+		sk.mu.Lock()
+		sk.updateAsReader(causeReader)
+		sk.mu.Unlock()
+	})
+	forced := reads(sk.forceUpdate)
+	// The monotonic read that says whether a check is due; readerBrackets
+	// brackets of each kind: the monotonic read that opens them, then for
+	// each a counter and a monotonic read, a real and a monotonic read; the
+	// boot offset: the real and monotonic reads that say whether boot -
+	// mono moved, its one pair (mono, boot, mono), and one pair of the
+	// offset itself (counter, mono, counter).
+	if want := uint64(1 + 1 + 4*readerBrackets + 2 + 3 + 3); reader != want {
+		t.Errorf("a reader's update made %d clock reads, not %d", reader, want)
+	}
+	if forced <= reader+2*(bracketsPerSample-1) {
+		t.Errorf("a forced update made %d clock reads, a reader's %d: the forced one should take every bracket", forced, reader)
 	}
 }
 
@@ -762,15 +1122,15 @@ func TestDemotionStaysAboveTheCounterState(t *testing.T) {
 		s.takeover = now + s.line.TicksFor(400_000_000)
 		s.line = through(s.takeover, s.prev.At(s.takeover), s.line.Slope)
 		s.trigger, s.end = s.takeover+s.line.TicksFor(100_000_000), s.takeover+s.line.TicksFor(102_000_000)
-		sk.publish(s)
+		sk.publish(s, nil)
 		sk.demote(reason{FallbackKernelClocksource, "hpet"})
 		sk.mu.Unlock()
 		os := *sk.state.Load()
 		for {
 			var ticks, mono uint64
 			sk.sim.with(func(w *world) { w.tau += 1_000_000; ticks, mono = w.ticksAt(w.tau), w.monoAt(w.tau) })
-			counter, _, past := s.convert(ticks)
-			if past {
+			counter, _, m := s.convert(ticks)
+			if m != converted {
 				break
 			}
 			if v, _, _ := os.convert(mono); v < counter {
@@ -851,8 +1211,8 @@ func TestWallNearTheEndsOfItsRange(t *testing.T) {
 		if len(sk.states) != published {
 			t.Errorf("%d: the wall tier updated the state %d times in 1000 reads", c.realMinusMono, len(sk.states)-published)
 		}
-		if (sk.state.Load().wallDeadline == 0) != c.clamp {
-			t.Errorf("%d: deadline %d", c.realMinusMono, sk.state.Load().wallDeadline)
+		if (sk.state.Load().wallOffset == 0) != c.clamp {
+			t.Errorf("%d: wall offset %d", c.realMinusMono, sk.state.Load().wallOffset)
 		}
 	}
 }
@@ -896,7 +1256,8 @@ func TestWarmUpThenCounter(t *testing.T) {
 }
 
 // A program that only reads the wall tier gets the counter too, once the
-// warm-up is over, and then reads the wall line, not the system clock.
+// warm-up is over, and then reads the counter plus the wall offset, not the
+// system clock.
 func TestWallReadersEndTheWarmUp(t *testing.T) {
 	sk := newSimKeeper(t, 0)
 	for i := 0; i < 50; i++ {
@@ -904,7 +1265,7 @@ func TestWallReadersEndTheWarmUp(t *testing.T) {
 		_ = sk.unixNano()
 	}
 	s := sk.state.Load()
-	if s.mode != modeCounter || s.wallDeadline == 0 {
+	if s.mode != modeCounter || s.wallOffset == 0 {
 		t.Fatalf("after 5 ms of wall readings: %+v", *s)
 	}
 	var reads, reads2 uint64
@@ -973,9 +1334,31 @@ func TestReadingsDuringDetectionStayBelowLaterOnes(t *testing.T) {
 func TestPastTheEndWaitsForTheWriter(t *testing.T) {
 	sk := newSimKeeper(t, simFreq)
 	sk.settle(100, 10_000_000, false)
+	waitsForTheWriter(t, sk, func(w *world) { w.tau += 3 * sec }) // far past the end
+}
+
+// A reading below the state's floor (the counter went back: a reset at a
+// resume) while another goroutine holds the lock waits for it, as a reading
+// past the end does, then gets a value of the state that re-based, never one
+// below the readings before (the old code converted it with the previous
+// line, far back).
+func TestBelowTheFloorWaitsForTheWriter(t *testing.T) {
+	sk := newSimKeeper(t, 0)
+	sk.settle(100, 10_000_000, false)
+	waitsForTheWriter(t, sk, func(w *world) { w.suspendWith(sec, suspendCounter{kind: counterReset, resetTo: 1_000}) })
+	if info := sk.info(); info.CounterJumps != 1 || !info.LastCounterJump.WentBack {
+		t.Fatalf("the re-base is not reported: %v", info)
+	}
+}
+
+// waitsForTheWriter holds the writers' lock while event happens to the
+// machine and a goroutine reads: the reading must wait for the lock, and
+// then lie between the readings before and after.
+func waitsForTheWriter(t *testing.T, sk *simKeeper, event func(w *world)) {
+	t.Helper()
 	before := sk.read(false)
 	sk.mu.Lock()
-	sk.sim.advance(3 * sec) // far past the end
+	sk.sim.with(event)
 	got := make(chan uint64)
 	go func() { got <- sk.read(false) }()
 	select {
@@ -1034,7 +1417,7 @@ func TestUpkeepDoesTheUpdates(t *testing.T) {
 			sk.sim.with(func(w *world) { w.verdict = verdict{kind: verdictNamed, name: "hpet"} })
 		}
 		n := len(sk.states)
-		if now := sk.sim.mono(); now >= satAdd(next, 1_500_000) {
+		if now := sk.sim.mono(); now >= saturatingAdd(next, 1_500_000) {
 			next = sk.upkeepTurn(false)
 		}
 		byUpkeep += len(sk.states) - n
@@ -1058,39 +1441,32 @@ func TestUpkeepDoesTheUpdates(t *testing.T) {
 	}
 }
 
-// The fast paths of Nanotime, OrderedNanotime and UnixNano, through the
+// The read base's fast path (read_amd64.s, read_generic.go), through the
 // simulated clocks (tests only).
 
-// read is a precise reading through the clocks interface: what the fast
-// paths of Nanotime and OrderedNanotime do with the machine's counter.
-func (tk *timekeeper) read(ordered bool) uint64 {
-	if s := tk.state.Load(); s != nil && s.span != 0 {
+// readAs is a reading of clock c through the clocks interface: what the
+// fast path does with the machine's counter, and the slow path after it.
+func (tk *timekeeper) readAs(c clock, ordered bool) uint64 {
+	if s := tk.state.Load(); s != nil && s.span != 0 && (c == clockPrecise || c.kept(s) != 0) {
 		var t uint64
 		if ordered {
 			t = tk.clocks.counterOrdered()
 		} else {
 			t = tk.clocks.counter()
 		}
-		if t-s.takeover < s.span {
-			return s.line.At(t)
+		if t-s.start < s.span {
+			return s.line.At(t) + c.kept(s)
 		}
-		return tk.readSlow(t, true, ordered)
+		return tk.readClock(c, t, true, ordered)
 	}
-	return tk.readSlow(0, false, ordered)
+	return tk.readClock(c, 0, false, ordered)
 }
 
-// unixNano is a wall reading through the clocks interface: what UnixNano's
-// fast path does with the machine's counter.
-func (tk *timekeeper) unixNano() uint64 {
-	if s := tk.state.Load(); s != nil && s.wallDeadline != 0 {
-		t := tk.clocks.counter()
-		if t < s.wallDeadline {
-			return s.wall.At(t)
-		}
-		return tk.unixSlow(t, true)
-	}
-	return tk.unixSlow(0, false)
-}
+// read is a precise reading: Nanotime's and OrderedNanotime's.
+func (tk *timekeeper) read(ordered bool) uint64 { return tk.readAs(clockPrecise, ordered) }
+
+// unixNano is a wall reading: UnixNano's.
+func (tk *timekeeper) unixNano() uint64 { return tk.readAs(clockWall, false) }
 
 // A published state is never written again, however many follow it (states
 // are carved from blocks, never recycled): a goroutine may hold one for as
@@ -1146,7 +1522,8 @@ func TestReaderUpdateHookPublishes(t *testing.T) {
 // The wall resync interval has a floor of a millisecond (issue 19 item 1):
 // set to 1 ns (or 0), every piece was a few ticks long and every reading
 // published a state. Now no piece ends sooner than a millisecond after it
-// was published, nor does its wall line, and a run of readings publishes
+// was published (the wall offset is measured again at the piece's update),
+// and a run of readings publishes
 // about one state per millisecond, whatever the interval asked for.
 func TestWallIntervalHasAFloor(t *testing.T) {
 	for _, asked := range []uint64{0, 1, 100, minWallIntervalNs - 1} {
@@ -1176,14 +1553,10 @@ func TestWallIntervalHasAFloor(t *testing.T) {
 			if s.mode != modeCounter {
 				continue
 			}
-			// A new piece (a wall-only update keeps the piece's trigger).
-			if d := s.line.NanosFor(satSub(s.trigger, p.ticks)); !samePiece(&p.prev, s) && d+tolerance < minPeriodNs {
+			// A new piece (an update before the take-over point keeps the
+			// piece's trigger).
+			if d := s.line.NanosFor(saturatingSub(s.trigger, p.ticks)); !samePiece(&p.prev, s) && d+tolerance < minPeriodNs {
 				t.Fatalf("interval %d ns: piece %d triggers %d ns after it was published", asked, i, d)
-			}
-			if s.wallDeadline != 0 {
-				if d := s.wall.NanosFor(satSub(s.wallDeadline, p.ticks)); d+tolerance < minPeriodNs {
-					t.Fatalf("interval %d ns: state %d's wall line resyncs %d ns after it was published", asked, i, d)
-				}
 			}
 		}
 		checkScenario(t, scenario{seed: asked + 1}, sk, nil)
@@ -1240,5 +1613,58 @@ func TestPublishedFrequencyMustAgreeWithTheMeasurement(t *testing.T) {
 			last = v
 		}
 		checkScenario(t, scenario{seed: c.published}, sk, nil)
+	}
+}
+
+// A migration that moves the counter and changes its rate (no TSC scaling
+// on the new host): the re-base's piece is short, so the new rate is
+// measured and in use within a few milliseconds of reading, not at the end
+// of a period at the old rate (which strayed by 5 % of it, and re-based
+// again). While the readings stand still the introspection gives the rate
+// in use, not the flat piece's none, and the upkeep's next turn is not now
+// on every turn.
+func TestAMigrationWithANewRateIsFollowedAtOnce(t *testing.T) {
+	for _, upkeep := range []bool{false, true} {
+		sk := onTheCounter(t)
+		sk.setUpkeep(upkeep)
+		if upkeep {
+			sk.upkeepTurn(false)
+		}
+		old := sk.info().FreqHz
+		sk.sim.with(func(w *world) {
+			w.jumpCounter(10 * simFreq)
+			w.setCounterRate(50_000_000)
+		})
+		const newHz = simFreq + simFreq/20
+		last := sk.read(false)
+		at := -1
+		for ms := 0; ms < 200; ms++ {
+			sk.sim.advance(1_000_000)
+			if upkeep {
+				now := sk.sim.mono()
+				next := sk.upkeepTurn(false)
+				if s := sk.state.Load(); s.mode == modeCounter && s.line.Slope == 0 && next <= now {
+					t.Fatalf("upkeep %v: the upkeep is due again at once while standing still", upkeep)
+				}
+			}
+			v := sk.read(false)
+			if v < last {
+				t.Fatalf("upkeep %v: stepped back from %d to %d", upkeep, last, v)
+			}
+			last = v
+			hz := sk.info().FreqHz
+			if hz == 0 {
+				t.Fatalf("upkeep %v: 0 Hz reported while standing still (%+v)", upkeep, *sk.state.Load())
+			}
+			if at < 0 && absDiff(hz, newHz) < newHz/1_000 {
+				at = ms
+			}
+		}
+		if at < 0 {
+			t.Fatalf("upkeep %v: the new rate never in use (was %d Hz)", upkeep, old)
+		}
+		if at > 20 {
+			t.Errorf("upkeep %v: the new rate in use after %d ms", upkeep, at)
+		}
 	}
 }

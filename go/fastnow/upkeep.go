@@ -73,10 +73,10 @@ func (u *upkeeper) run() {
 	defer timer.Stop()
 	wasSet := false
 	for {
-		refreshReal()
+		refreshAs(true)
 		next := proc.upkeepTurn(wasSet)
 		if wasSet {
-			refreshReal() // the cached Unix time follows the step at once
+			refreshAs(true) // the cached Unix time follows the step at once
 		}
 		// Until the next refresh, or the next state update if sooner.
 		sleep := u.resolution

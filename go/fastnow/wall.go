@@ -2,22 +2,22 @@ package fastnow
 
 import "time"
 
-// The wall tier (spec/SEMANTICS.md, "Wall tier"): Unix time from the
-// counter and the wall line, the line through the last sample of (counter,
-// CLOCK_REALTIME) with the slope of the newest rate measurement. The line is
-// part of the published state, so a reader loads one pointer and never
-// combines two anchors, and the precise tier's rate updates never move it
-// between anchors. It is re-anchored at every state update and at least
-// every resync interval (default 1 s): so it follows NTP's slews and
-// frequency changes within about two seconds (the rate is measured over the
-// most recent second) and clock steps within one interval, or within
-// milliseconds while the upkeep goroutine runs, which the kernel wakes when
-// the clock is set (Linux). The error at any read is at most the rate change
-// since the last measurement times the time since the anchor, plus a
-// microsecond. Like time.Now, it goes backwards when the system clock is
-// stepped back. The resync interval is stored and clamped by the
-// timekeeper (writer.go), whose constants hold its default, floor and
-// maximum; SetWallResyncInterval documents them.
+// The wall tier (spec/SEMANTICS.md, "Wall tier"): Unix time as the precise
+// reading plus the state's wall offset (offsets.go), CLOCK_REALTIME less
+// the precise reading at the sample of the update that published the
+// state. The offset is part of the published state, so a reader loads one
+// pointer and never combines two anchors. It is measured again at every
+// state update, and no piece lasts longer than the resync interval
+// (default 1 s): so the wall follows NTP's slews and frequency changes
+// within about two seconds (the rate is measured over the most recent
+// second) and clock steps within one interval, or within milliseconds
+// while the upkeep goroutine runs, which the kernel wakes when the clock is
+// set (Linux). The error at any read is at most the rate change since the
+// last measurement times the time since the anchor, plus a microsecond.
+// Like time.Now, it goes backwards when the system clock is stepped back.
+// The resync interval is stored and clamped by the timekeeper (writer.go),
+// whose constants hold its default, floor and maximum;
+// SetWallResyncInterval documents them.
 
 // UnixNano returns nanoseconds since 1970-01-01 UTC, for a fraction of the
 // cost of time.Now().UnixNano() (the repository's BENCHMARKS.md has the

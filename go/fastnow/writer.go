@@ -5,71 +5,33 @@ import "math"
 // The writer's state machine (spec/SEMANTICS.md, "The timeline"): one
 // writer at a time, under timekeeper.mu, measures, decides and publishes
 // the next state (state.go says what a state converts and how pieces
-// follow each other).
-//
-// # Source switches
-//
-// An OS state has a trigger and an end too, in CLOCK_MONOTONIC nanoseconds,
-// and its readers read the clock and then check that the state pointer did
-// not change (retrying if it did), so no OS reading is taken after a newer
-// state is published. The first reading of a process publishes an OS state
-// (readings are Go's monotonic clock, unchanged) while the counter's rate is
-// measured; the counter takes over 1 ms later (at the frequency the
-// hardware publishes, if any, when the millisecond's measurement agrees with
-// it within 1/64) at the counter value matching the OS state's end, starting
-// margin = 100 ns + twice the sample's bracket above it. If the kernel
-// demotes the counter, the OS clock takes over for good at the monotonic
-// time matching the counter piece's end, with an offset that continues the
-// line margin above it. Readings move forward by that margin at a switch,
-// never back.
+// follow each other); its source switches are in switch.go and its offset
+// bookkeeping in offsets.go.
 //
 // # Work off the read path
 //
 // An update costs a sample (when undisturbed one bracket of monotonic clock
-// reads around the counter and one around the real clock) or a re-check of
-// the kernel's clocksource (one pread). Without upkeep it falls on the
-// reader that reaches trigger, once per period (1, 2, 4 ... ms in the first
-// second, then at most every second; twice a second where the kernel's
-// verdict is followed, x86 Linux, FreeBSD and Windows, as a sample and a
-// check alternate). While the upkeep goroutine runs it updates
+// reads around the counter and one around the real clock) and, when one is
+// due, a re-check of the kernel's clocksource (one pread). Without upkeep it
+// falls on the reader that reaches trigger, once per period (1, 2, 4 ... ms
+// in the first second, then at most every second; twice a second where the
+// kernel's verdict is followed, x86 Linux, FreeBSD and Windows), and the
+// work it does is bounded: up to readerBrackets of each kind (a sample
+// whose brackets are all disturbed measures nothing: the rate in use
+// continues), and the kernel's verdict
+// only where a reading showed cause (checkWanted: a re-base, or samples
+// that show the kernel's clock turned into a system call). The upkeep
+// goroutine re-checks the verdict once a second, and Source when a check
+// is due. While the upkeep goroutine runs it updates
 // before trigger, at least four times a second, and readers' triggers come
 // 2 ms later, so readers only load.
-
-// keeper is the writer's private bookkeeping, touched only under mu.
-type keeper struct {
-	decided  bool
-	decision decision
-	state    state // the last state published
-	window   window
-	minWidth uint64 // the tightest bracket seen: the yardstick for preempted ones
-
-	// bootWidth is the tightest bracket of a boot offset measurement seen,
-	// in ns, plus one (0: none yet); see bootOffset.
-	bootWidth uint64
-
-	periodNs uint64
-	rate     uint64 // the newest accepted slope (the next piece's)
-	suspect  uint64 // a slope set aside as suspect (0: none)
-
-	refinements   int
-	windowNs      uint64 // the window the rate in use was measured over
-	origin        Origin
-	nextCheckMono uint64
-	lastWasCheck  bool
-	firstMono     uint64
-	counterSince  uint64 // monotonic time the counter took over (0: not yet)
-	demoting      reason // the kernel dropped the counter: the fallback reason, until the switch
-	demoted       bool
-	demotedAt     uint64 // Unix nanoseconds of the demotion
-	// unused is the rest of the block the next published states are
-	// taken from (see publish).
-	unused []state
-}
 
 // stateBlock is how many states are allocated at a time (3.3 KiB).
 const stateBlock = 32
 
-// publish makes s the state readers see.
+// publish makes s the state readers see, with every offset it keeps
+// (offsets.go) measured; smp is the update's sample (nil for the states
+// published without one: the OS states, a piece's run-out).
 //
 // Each published state is a new object, never written again once readers
 // may hold it: that is what makes a reader's state whole without a sequence
@@ -79,14 +41,9 @@ const stateBlock = 32
 // with cold caches, where an allocation is dear (BENCHMARKS.md, "AMD
 // EPYC", its Go tables). A block is garbage once every state
 // in it is unreferenced; none is ever recycled.
-func (tk *timekeeper) publish(s state) {
-	s.span = 0
-	if s.mode == modeCounter {
-		s.span = satSub(s.trigger, s.takeover)
-	}
-	// Every update measures the boot offset again, so a resume is followed
-	// at the first update after it (boot.go).
-	s.bootOffset = tk.bootOffset(&s)
+func (tk *timekeeper) publish(s state, smp *sample) {
+	s.derive()
+	tk.offsets(&s, smp)
 	k := &tk.k
 	k.state = s
 	if s.mode == modeCounter {
@@ -111,41 +68,74 @@ func (tk *timekeeper) publish(s state) {
 	}
 }
 
+// sample is a sample for an update: up to readerBrackets of each kind
+// where a reader makes it (the first, cold, is often disturbed; where both
+// are, it measures nothing, and the next update samples again), up to the
+// full set otherwise.
 func (tk *timekeeper) sample() sample {
+	if tk.k.reader {
+		return tk.sampleOf(readerBrackets)
+	}
+	return tk.sampleOf(bracketsPerSample)
+}
+
+// sampleOf is a sample of up to brackets brackets of each kind.
+func (tk *timekeeper) sampleOf(brackets int) sample {
 	// Twice the tightest bracket seen; until there is one, all brackets.
 	good := uint64(0)
 	if w := tk.k.minWidth; w != math.MaxUint64 {
-		good = satAdd(w, w)
+		good = saturatingAdd(w, w)
 	}
-	return takeSample(tk.clocks, good)
+	return takeSample(tk.clocks, good, brackets)
 }
 
-// Why an update is asked for: a reader's reading (each of the three kinds
+// noteSlowSample counts samples whose every bracket was wide: three in a
+// row is how the kernel's clock turning into a system call looks (the vDSO
+// falls back to one once the kernel keeps time with a clocksource user
+// space cannot read, such as the HPET), and asks for the kernel's verdict
+// at the next update, a reader's included.
+func (tk *timekeeper) noteSlowSample(s *sample) {
+	k := &tk.k
+	if !tk.preempted(s) {
+		k.slowSamples = 0
+		return
+	}
+	k.slowSamples++
+	if k.slowSamples >= slowSamplesForACheck {
+		k.checkWanted = true
+		k.slowSamples = 0
+	}
+}
+
+// Why an update is asked for: a reader's reading (each of the four kinds
 // is re-checked under the lock, and update treats each its own way), the
 // upkeep's turn, or a forced update.
 type cause int
 
 const (
-	causeReader     cause = iota // a reading reached trigger
-	causeReaderLate              // a reading is past end
-	causeReaderWall              // a wall reader's counter value reached the wall deadline
+	causeReader      cause = iota // a reading reached trigger
+	causeReaderLate               // a reading is past end
+	causeReaderBelow              // a counter value is below the floor: the counter went back
 	causeUpkeep
 	causeForced
 )
 
-// updateFromReader is a reader asking for an update; it never blocks. It
+// updateFromReader is a reader asking for an update; it never blocks. got
 // reports whether this goroutine got the lock (so the state is now up to
-// date for its reading).
+// date for its reading). published is the state it published, if it
+// published one in place of loaded, the state the reader converted with:
+// computed from a sample taken after the reading, it is the state to
+// convert that reading with (state.beforeSample).
 //
 //go:noinline
-func (tk *timekeeper) updateFromReader(c cause, reading uint64) bool {
+func (tk *timekeeper) updateFromReader(c cause, reading uint64, loaded *state) (got bool, published *state) {
 	if !tk.mu.TryLock() {
-		return false
+		return false, nil
 	}
 	defer tk.mu.Unlock()
 	if !tk.k.decided {
 		tk.detect()
-		return true
+		return true, nil
 	}
 	// Re-check under the lock, against what was actually read: another
 	// goroutine may have updated meanwhile.
@@ -156,13 +146,26 @@ func (tk *timekeeper) updateFromReader(c cause, reading uint64) bool {
 		due = reading >= s.trigger
 	case causeReaderLate:
 		due = reading >= s.end
-	case causeReaderWall:
-		due = s.mode == modeCounter && s.wallDeadline != 0 && reading >= s.wallDeadline
+	case causeReaderBelow:
+		due = s.mode == modeCounter && reading < s.floor
 	}
-	if due {
-		tk.update(c)
+	if !due {
+		return true, nil
 	}
-	return true
+	before := tk.state.Load()
+	tk.updateAsReader(c)
+	if after := tk.state.Load(); after != before && before == loaded {
+		return true, after
+	}
+	return true, nil
+}
+
+// updateAsReader is the update a reader makes (under tk.mu): its work is
+// bounded (see keeper.reader).
+func (tk *timekeeper) updateAsReader(c cause) {
+	tk.k.reader = true
+	tk.update(c)
+	tk.k.reader = false
 }
 
 // upkeepTurn is the upkeep goroutine's turn: it updates the state if due,
@@ -180,11 +183,11 @@ func (tk *timekeeper) upkeepTurn(clockWasSet bool) uint64 {
 	if counter && tk.k.demoting.why != FallbackNone && now >= tk.upkeepDue.Load() {
 		// The switch to the OS clock comes at the counter state's end:
 		// when it is near, wait for it here, without the lock, so that
-		// readers need not. Otherwise a regular turn (the wall line).
+		// readers need not. Otherwise a regular turn (the wall offset).
 		t := tk.clocks.counterOrdered()
-		if left := s.line.NanosFor(satSub(s.end, t)); t < s.end && left <= upkeepSlackNs {
+		if left := tk.pace(&s).NanosFor(saturatingSub(s.end, t)); t >= s.floor && t < s.end && left <= upkeepSlackNs {
 			tk.mu.Unlock()
-			tk.clocks.waitMono(satAdd(now, left+2_000))
+			tk.clocks.waitMono(saturatingAdd(now, left+2_000))
 			tk.mu.Lock()
 		}
 		tk.update(causeUpkeep)
@@ -221,71 +224,19 @@ func (tk *timekeeper) wallIntervalNs() uint64 {
 	return defaultWallIntervalNs
 }
 
-// switchSampleTries is how many more samples a source switch takes when
-// one was preempted.
-const switchSampleTries = 8
-
-// narrowSample is a sample for matching two sources, where the bracket's
-// width becomes a forward step of every reading (switchMargin): a
-// preempted one is taken again, a few times (a switch happens once; a
-// thread preempted mid-sample usually runs on undisturbed once it is back).
-func (tk *timekeeper) narrowSample() sample {
-	best := tk.sample()
-	for i := 0; i < switchSampleTries && tk.preempted(&best); i++ {
-		if s := tk.sample(); s.width < best.width {
-			best = s
-		}
-	}
-	return best
-}
-
 // preempted reports whether a sample's brackets were all wide (the
 // goroutine was preempted or interrupted in each): its moment is too
 // uncertain to use.
-func (tk *timekeeper) preempted(s *sample) bool {
-	if s.width == math.MaxUint64 {
+func (tk *timekeeper) preempted(s *sample) bool { return tk.wide(s.width) }
+
+// wide reports whether a bracket width is more than 4 times the tightest
+// seen plus 200 ns: the goroutine was preempted or interrupted in it.
+func (tk *timekeeper) wide(width uint64) bool {
+	if width == math.MaxUint64 {
 		return true // no bracket was valid
 	}
-	m := min(tk.k.minWidth, s.width)
-	return m <= math.MaxUint64/8 && s.width > 4*m+200
-}
-
-// detect observes the machine and publishes the first state: the OS clock,
-// for good or for the first millisecond, while the counter's rate is
-// measured (see warmUpStep).
-func (tk *timekeeper) detect() {
-	k := &tk.k
-	k.decision = tk.clocks.observe()
-	k.decided = true
-	k.minWidth = math.MaxUint64
-	k.periodNs = minPeriodNs
-	// The counter is read only once it is chosen: a rejected one may fault
-	// (PR_SET_TSC) or mean nothing. Before the sample, this goroutine agrees
-	// on the process's first moment, so that the state it publishes ends no
-	// earlier than the one readers act on meanwhile (beforeFirst); an OS
-	// state for good has no end to agree on.
-	counter := k.decision.fallback.why == FallbackNone
-	var first sample
-	var agreedEnd uint64
-	if counter {
-		agreedEnd = tk.beforeFirst(tk.clocks.mono()).end
-		first = tk.sample()
-	} else {
-		first.mono = tk.clocks.mono()
-	}
-	k.firstMono = first.mono
-	k.nextCheckMono = first.mono + checkPeriodNs
-	trigger, end := uint64(never), uint64(never)
-	if counter {
-		k.window.push(first)
-		k.minWidth = first.width
-		k.origin = OriginPending
-		promoteAt := first.mono + minPeriodNs
-		trigger, end = promoteAt, max(promoteAt+grace(minPeriodNs), agreedEnd)
-	} else {
-		k.origin = OriginOS
-	}
-	tk.publish(state{mode: modeOS, trigger: trigger, end: end})
+	m := min(tk.k.minWidth, width)
+	return m <= math.MaxUint64/8 && width > 4*m+200
 }
 
 // update is one state update.
@@ -301,41 +252,44 @@ func (tk *timekeeper) update(c cause) {
 		}
 		return
 	}
-	// Readers without upkeep alternate a sample with a re-check of the
-	// kernel's verdict, so a reader at the trigger pays for one of them,
-	// not both (a few hundred nanoseconds, or one pread).
-	// A reader past the state's end samples, whatever the turn: the new
-	// piece converts everything since that end, which must be done at a
-	// measured rate, not at the one in use before (which the kernel may have
-	// changed meanwhile, during a pause of the program). When a check is
-	// due it checks too: a program reading the clock less often than a
-	// grace period (every 30 ms, say) only ever arrives past the end, and
-	// would never check otherwise. A wall reader always samples: the wall
-	// line must be re-anchored when its deadline comes, or its error would
-	// grow past one interval's.
-	checkDue := k.decision.followsKernel() && tk.clocks.mono() >= k.nextCheckMono
-	if checkDue && c == causeReader && !k.lastWasCheck {
-		k.lastWasCheck = true
-		if tk.checkKernel() || k.demoting.why != FallbackNone {
-			return // demoted, or the current piece runs out first
-		}
-		// Nothing measured: the next piece at the rate in use, if the
-		// current one has started (a wall reader can get here before).
-		if now := tk.clocks.counterOrdered(); now >= s.takeover {
-			tk.publish(tk.nextPiece(now))
-		}
+	// Every update samples: the wall clock's offset is measured again at
+	// each (offsets.go), and pieces last no longer than the wall resync
+	// interval. The kernel's verdict is re-checked first when a check is
+	// due (once a second) by the upkeep goroutine and a forced update (and
+	// by Source), and by a reader only where a reading showed cause
+	// (checkWanted: a re-base, or the kernel's clock turned into a system
+	// call): the pread of sysfs it takes costs tens of microseconds from
+	// cold caches, which no reading should pay as a matter of course
+	// (spec/SEMANTICS.md, "Who updates").
+	checkDue := k.decision.followsKernel() && tk.clocks.mono() >= k.nextCheckMono && (!k.reader || k.checkWanted)
+	if checkDue && tk.checkKernel() {
 		return
 	}
-	k.lastWasCheck = false
-	if checkDue && (c == causeUpkeep || c == causeForced || c == causeReaderLate) && tk.checkKernel() {
-		return
-	}
-	if k.demoting.why != FallbackNone && tk.clocks.counterOrdered() >= s.end {
-		tk.demote(k.demoting)
-		return
+	if k.demoting.why != FallbackNone {
+		// Until the end only the counter is read: every reader past trigger
+		// comes here while the switch waits. A counter that went back below
+		// the floor never gets there: switch now (see demote).
+		if now := tk.clocks.counterOrdered(); now >= s.end || now < s.floor {
+			tk.demote(k.demoting)
+			return
+		}
 	}
 	smp := tk.sample()
-	tk.measure(&smp)
+	tk.noteSlowSample(&smp)
+	// Right after a re-base the window began past the jump: its rate is the
+	// one to judge the line by, and to re-base with (the jump may have come
+	// with a new rate, as a migration's does). None follows once the kernel
+	// has dropped the counter: the switch takes care of a jump (demote).
+	trusted := k.trustNext
+	if trusted {
+		tk.measure(&smp)
+	}
+	if k.demoting.why == FallbackNone && tk.rebase(&smp) {
+		return
+	}
+	if !trusted {
+		tk.measure(&smp)
+	}
 	// A new piece can only follow one that has started: a reader holding
 	// the next state converts counter values below its take-over point with
 	// prev, the current line, which must be the right one there. (Readers
@@ -349,79 +303,28 @@ func (tk *timekeeper) update(c cause) {
 		// The upkeep's next turn: where the current piece starts, or, with
 		// a switch pending, just past its end.
 		if k.demoting.why != FallbackNone {
-			// Its regular turn (the wall line), or before the end, to wait for it.
-			endDue := satSub(satAdd(smp.mono, s.line.NanosFor(satSub(s.end, smp.ticks))), upkeepSlackNs)
-			tk.upkeepDue.Store(min(endDue, satAdd(smp.mono, min(k.periodNs, tk.wallIntervalNs()))))
+			// Its regular turn (the wall offset), or before the end, to wait for it.
+			endDue := saturatingSub(saturatingAdd(smp.mono, tk.pace(&s).NanosFor(saturatingSub(s.end, smp.ticks))), upkeepSlackNs)
+			tk.upkeepDue.Store(min(endDue, saturatingAdd(smp.mono, min(k.periodNs, tk.wallIntervalNs()))))
 		} else {
-			tk.upkeepDue.Store(satAdd(smp.mono, s.line.NanosFor(satSub(s.takeover, smp.ticks))))
+			tk.upkeepDue.Store(saturatingAdd(smp.mono, tk.pace(&s).NanosFor(saturatingSub(s.takeover, smp.ticks))))
 		}
 	}
-	next.wall, next.wallDeadline = tk.wallLine(&smp, next.trigger)
-	tk.publish(next)
-}
-
-// runOut lets the current counter piece run to its end before the OS clock
-// takes over (see demote): its readers stay on the fast path up to the end
-// (its trigger moves there; conversions do not change), no piece follows
-// it, and the upkeep's next turn comes before the end, to wait for it.
-func (tk *timekeeper) runOut(now uint64) {
-	s := tk.k.state
-	if s.trigger < s.end {
-		s.trigger = s.end
-		tk.publish(s)
-	}
-	if tk.upkeep.Load() {
-		endDue := satSub(satAdd(tk.clocks.mono(), s.line.NanosFor(satSub(s.end, now))), upkeepSlackNs)
-		tk.upkeepDue.Store(min(tk.upkeepDue.Load(), endDue))
-	}
-}
-
-// warmUpStep ends the warm-up: the first window (at least a millisecond)
-// gives the rate, and the counter takes over from the OS clock.
-func (tk *timekeeper) warmUpStep() {
-	k := &tk.k
-	smp := tk.sample()
-	k.minWidth = min(k.minWidth, smp.width)
-	if tk.preempted(&smp) {
-		// Try again a little later; the OS state just moves its end.
-		s := k.state
-		s.trigger = smp.mono + minPeriodNs/4
-		s.end = s.trigger + grace(minPeriodNs)
-		tk.publish(s)
-		return
-	}
-	first, ok := k.window.first()
-	if !ok || smp.ticks <= first.ticks || smp.mono <= first.mono {
-		tk.promote(smp, 0, FallbackStalled, OriginMeasured)
-		return
-	}
-	slope, ok := slopeOf(smp.mono-first.mono, smp.ticks-first.ticks)
-	if !ok {
-		tk.promote(smp, 0, FallbackTooSlow, OriginMeasured)
-		return
-	}
-	// A frequency the hardware publishes (CPUID, the hypervisor's leaf,
-	// CNTFRQ_EL0, the device tree) is exact when right, a crystal's ratio
-	// where a millisecond's measurement is good to tens of ppm; but
-	// firmware and emulators publish wrong ones too. So it is used only
-	// when the measurement agrees with it within 1/64.
-	if hz := k.decision.probe.freqHz; hz != 0 {
-		if published, ok := slopeOfFreq(hz); ok && absDiff(published, slope) <= slope>>suspectShift {
-			tk.promote(smp, published, FallbackNone, k.decision.probe.freqOrigin)
-			return
-		}
-	}
-	tk.promote(smp, slope, FallbackNone, OriginMeasured)
+	tk.publish(next, &smp)
 }
 
 // checkKernel reads the kernel's verdict again. When the kernel no longer
 // vouches for the counter, the counter is dropped for good: the current
 // piece runs out, and the OS clock takes over at the first update past its
-// end (see demote). It returns true once demoted.
+// end (see demote). It returns true once demoted. A verdict that cannot be
+// read for now changes nothing and is read again at the next check
+// (verdict.go).
 func (tk *timekeeper) checkKernel() bool {
 	k := &tk.k
+	k.checkWanted = false
 	v := tk.clocks.verdict()
 	k.nextCheckMono = tk.clocks.mono() + checkPeriodNs
+	tk.noteVerdict(v, k.nextCheckMono-checkPeriodNs)
 	if v.kind == verdictNamed {
 		k.decision.clocksource = v.name
 	}
@@ -431,7 +334,7 @@ func (tk *timekeeper) checkKernel() bool {
 	if k.demoting.why == FallbackNone {
 		return false
 	}
-	if now := tk.clocks.counterOrdered(); now < k.state.end {
+	if now := tk.clocks.counterOrdered(); now < k.state.end && now >= k.state.floor {
 		tk.runOut(now)
 		return false
 	}
@@ -452,9 +355,11 @@ func (tk *timekeeper) measure(s *sample) {
 		return
 	}
 	slope, measured := slopeBetween(&start, s)
-	if !measured {
+	if !measured || discontinuous(&start, s) {
 		// The counter or the OS clock did not advance over the window (a
-		// suspend?): start a new one.
+		// suspend?), or the counter did something other than count time (it
+		// went back, or jumped): nothing is measured across it, and a new
+		// window starts here.
 		k.window.clear()
 		k.window.push(*s)
 		return
@@ -464,7 +369,15 @@ func (tk *timekeeper) measure(s *sample) {
 		k.window.push(*s)
 		return
 	}
-	if slope, accept := judge(k.rate, slope, k.suspect); accept {
+	accept := false
+	if k.trustNext {
+		// The window began at a re-base, past the jump.
+		k.trustNext = false
+		slope, accept = max(slope, floor(k.rate)), true
+	} else {
+		slope, accept = judge(k.rate, slope, k.suspect)
+	}
+	if accept {
 		k.rate = slope
 		k.suspect = 0
 		k.window.push(*s)
@@ -480,170 +393,274 @@ func (tk *timekeeper) measure(s *sample) {
 	}
 }
 
-// wallLine returns the wall line through a sample and its deadline (0
-// sends wall readers to the system clock); nextTrigger is when the next
-// update comes anyway.
-func (tk *timekeeper) wallLine(s *sample, nextTrigger uint64) (line, uint64) {
-	old := &tk.k.state
-	slope := tk.k.rate
-	interval := tk.wallIntervalNs() + tk.upkeepSlack()
-	if tk.preempted(s) {
-		// The sample's moment is uncertain by its bracket: keep the old
-		// line until the next update, unless the old line is further off
-		// than that (the clock was set), or there is none.
-		if old.wallDeadline == 0 {
-			return old.wall, 0
-		}
-		if absDiff(old.wall.At(s.ticks), s.real) <= satAdd(s.width, marginNs) {
-			return old.wall, max(nextTrigger, 1)
-		}
-		interval = 0 // a line through an uncertain sample: until the next update
-	}
-	if s.real < wallGuardNs || s.real > maxUnixNano-wallGuardNs {
-		return line{Slope: slope}, 0
-	}
-	line := through(s.ticks, s.real, slope)
-	deadline := satAdd(s.ticks, line.TicksFor(interval))
-	if interval == 0 {
-		deadline = nextTrigger
-	}
-	return line, max(deadline, 1)
-}
-
 // nextPiece returns the counter piece that takes over where the current
 // one ends, at the newest rate (never below 7/8 of the current one), with
-// the schedule of the update after it. The wall fields are the current ones.
+// the schedule of the update after it; now is the counter value of the
+// update's sample. The offsets are the current ones, until publish
+// measures them.
 func (tk *timekeeper) nextPiece(now uint64) state {
-	k := &tk.k
-	s := k.state
-	slope := max(k.rate, floor(s.line.Slope))
+	s := tk.k.state
+	slope := tk.nextSlope()
 	takeover := s.end
 	line := through(takeover, s.line.At(takeover), slope)
-	// Never shorter than minPeriodNs, whatever the wall interval (both
-	// are at least that long; max says it where the piece is made).
-	period := max(min(k.periodNs, tk.wallIntervalNs()), minPeriodNs)
-	switch {
-	case tk.upkeep.Load():
-		period = min(period, upkeepPeriodNs)
-		tk.upkeepDue.Store(satAdd(tk.clocks.mono(), period))
-		period += upkeepSlackNs
-	case k.decision.followsKernel():
-		period = min(period, readerPeriodNs)
-	}
-	trigger := max(satAdd(now, line.TicksFor(period)), takeover)
-	end := satAdd(trigger, max(line.TicksFor(grace(period)), 1))
-	s.mode, s.takeover, s.trigger, s.end = modeCounter, takeover, trigger, end
+	trigger, end := tk.schedule(slope, now, takeover)
+	// The floor never lies below the current piece's take-over point:
+	// prev, this piece's line, converts from there only.
+	floor := max(tk.floorAt(now), s.takeover)
+	s.mode, s.takeover, s.trigger, s.end, s.floor = modeCounter, takeover, trigger, end, floor
 	s.line, s.prev, s.osOffset = line, s.line, 0
 	return s
 }
 
-// promote switches from the OS clock to the counter where the OS state
-// ends; a fallback other than FallbackNone keeps the OS clock for good
-// instead.
-func (tk *timekeeper) promote(s sample, slope uint64, why Fallback, origin Origin) {
-	if why != FallbackNone {
-		tk.stayOnOS(why)
-		return
+// nextSlope is the slope of the next piece: the newest rate, never below
+// 7/8 of the current piece's (a piece that stands still has no such floor).
+func (tk *timekeeper) nextSlope() uint64 { return max(tk.k.rate, floor(tk.k.state.line.Slope)) }
+
+// floorAt is the floor of a state published from a sample at counter
+// value now (see state.floor).
+func (tk *timekeeper) floorAt(now uint64) uint64 {
+	return saturatingSub(now, line{Slope: tk.k.rate}.TicksFor(floorSlackNs))
+}
+
+// pace is the line that says how fast s's counter values come, for
+// scheduling: s's own, or the rate in use where s stands still.
+func (tk *timekeeper) pace(s *state) line {
+	if s.line.Slope != 0 {
+		return s.line
 	}
-	k := &tk.k
-	old := k.state
-	// The counter value matching the OS state's end, and the value the
-	// counter continues from there (see "Source switches").
+	return line{Slope: tk.k.rate}
+}
+
+// schedule returns the trigger and end of a piece at slope whose update's
+// sample read the counter at now: a period after it (never shorter than
+// minPeriodNs, whatever the wall interval: a piece ending a few ticks after
+// its sample would send every reader to the update), and never before
+// notBefore. It also tells the upkeep goroutine when to update.
+func (tk *timekeeper) schedule(slope, now, notBefore uint64) (trigger, end uint64) {
 	rate := line{Slope: slope}
-	var takeover uint64
-	if old.end >= s.mono {
-		takeover = satAdd(s.ticks, rate.TicksFor(old.end-s.mono))
-	} else {
-		takeover = satSub(s.ticks, rate.TicksFor(s.mono-old.end))
+	period := max(min(tk.k.periodNs, tk.wallIntervalNs()), minPeriodNs)
+	switch {
+	case tk.upkeep.Load():
+		period = min(period, upkeepPeriodNs)
+		tk.upkeepDue.Store(saturatingAdd(tk.clocks.mono(), period))
+		period += upkeepSlackNs
+	case tk.k.decision.followsKernel():
+		period = min(period, readerPeriodNs)
 	}
-	value := old.end + old.osOffset + switchMargin(&s)
-	line := through(takeover, value, slope)
-	k.rate = slope
-	k.origin = origin
-	k.counterSince = max(s.mono, 1)
-	if origin == OriginMeasured {
-		k.windowNs = 0
-		if f, ok := k.window.first(); ok {
-			k.windowNs = satSub(s.mono, f.mono)
-		}
-		k.window.push(s)
-		k.refinements++
-	}
-	k.periodNs = min(max(k.windowNs, minPeriodNs), maxPeriodNs)
-	// The piece being replaced, as nextPiece sees it: it ends (and the new
-	// line starts) at the take-over point.
-	k.state.mode, k.state.end, k.state.line = modeCounter, takeover, line
-	next := tk.nextPiece(s.ticks)
-	next.wall, next.wallDeadline = tk.wallLine(&s, next.trigger)
-	tk.publish(next)
+	trigger = max(saturatingAdd(now, rate.TicksFor(period)), notBefore)
+	end = saturatingAdd(trigger, max(rate.TicksFor(grace(period)), 1))
+	return trigger, end
 }
 
-// stayOnOS publishes the OS clock for good, continuing the current readings.
-func (tk *timekeeper) stayOnOS(why Fallback) {
-	k := &tk.k
-	k.decision.fallback = reason{why: why}
-	k.origin = OriginOS
-	s := k.state
-	s.mode, s.trigger, s.end = modeOS, never, never
-	tk.publish(s)
-}
-
-// demote switches from the counter to the OS clock, for good (the kernel
-// no longer vouches for the counter), continuing the counter's readings
-// margin above them.
+// rebase re-bases the timeline when the sample smp finds the counter line
+// astray from CLOCK_MONOTONIC plus monoOffset by more than rebaseNs (and
+// the sample's width), or the counter below the state's floor; it reports
+// whether it did (and published).
 //
-// Readers holding the counter state may still convert any counter value
-// below its end, so CLOCK_MONOTONIC + offset must stay above every such
-// conversion. checkKernel calls this only once the counter has passed the
-// state's end: then no such conversion is above the line's value now, and
-// one sample fixes the offset, whatever the rates. Called before the end it
-// would have to extrapolate CLOCK_MONOTONIC to the end, and the state's
-// lines are measurements that may run at a rate a little different from
-// CLOCK_MONOTONIC's (after NTP changed it; or the previous piece's line,
-// up to a take-over point ahead); both are linear on each stretch, so the
-// offset is the largest difference at the ends of the stretches still
-// ahead (now, the take-over point, the end), with CLOCK_MONOTONIC
-// extrapolated at the newest measured rate, plus margin: exact for those
-// rates, and no more.
-func (tk *timekeeper) demote(r reason) {
+// That is what a counter does across a suspend it counts (an invariant TSC
+// in suspend-to-idle runs on while CLOCK_MONOTONIC stops), a reset at
+// resume (the TSC restarts near zero after suspend-to-RAM on much hardware,
+// and the kernel re-bases its own clocksource), a migration to a host with
+// another counter offset or rate, or a long idle while NTP changed the
+// rate. Continuing the line across it would carry the jump into every later
+// reading; instead the next piece continues from where CLOCK_MONOTONIC says
+// the timeline is — or, where readings already went further than that (the
+// piece in use counted part of the jump before anyone could tell), from
+// there, standing still until CLOCK_MONOTONIC catches up. No reading steps
+// back: the value each case continues from is at or above everything a
+// reader holding the old state can have returned (spec/SEMANTICS.md,
+// "Suspend, resume and counter jumps").
+func (tk *timekeeper) rebase(smp *sample) bool {
 	k := &tk.k
-	smp := tk.narrowSample()
 	old := k.state
-	rate := line{Slope: k.rate}
-	if rate.Slope == 0 {
-		rate = old.line
-	}
-	monoAt := func(t uint64) uint64 {
-		if t >= smp.ticks {
-			return satAdd(smp.mono, rate.NanosFor(t-smp.ticks))
+	if !tk.astray(smp) {
+		if old.mode == modeCounter && smp.ticks >= old.takeover && !tk.preempted(smp) {
+			k.settling = false
 		}
-		return satSub(smp.mono, rate.NanosFor(smp.ticks-t))
+		return false
 	}
-	at := func(t uint64) uint64 {
-		if t < old.takeover {
-			return old.prev.At(t)
+	// The piece after a re-base is short: the rate is measured again a
+	// millisecond later (a jump may come with a new rate, as a migration's
+	// does), over a window that begins here.
+	k.periodNs = minPeriodNs
+	// A re-base moves every later reading by what this sample says: take
+	// one that was not preempted, as a source switch does.
+	s := *smp
+	if tk.preempted(&s) {
+		s = tk.narrowSample()
+	}
+	slope := tk.nextSlope()
+	rate := line{Slope: slope}
+	// Where the timeline kept to CLOCK_MONOTONIC stands at the sample.
+	kept := s.mono + k.monoOffset
+	atEnd := old.line.At(old.end)
+	jump := rebaseSeen{at: s.real}
+	var next state
+	if s.ticks >= old.floor && s.ticks < old.end {
+		// The counter is inside the piece: readers holding it may still
+		// convert any value below its end with its line, so the new piece
+		// takes over there, from the old line's value.
+		diff := int64(atEnd - (kept + rate.NanosFor(old.end-s.ticks)))
+		jump.ahead = diff
+		if diff < 0 {
+			// Behind: the line ends at the end, and the first reading past
+			// it updates again, re-basing from its own sample (below).
+			// Stepping forward at the end within this state would move the
+			// boot readings forward with it, while its boot offset,
+			// measured now against the line readers are still on, could not
+			// come down after.
+			next = old
+			next.mode, next.takeover, next.trigger, next.end = modeCounter, old.end, old.end, saturatingAdd(old.end, 1)
+			next.line, next.prev = through(old.end, atEnd, slope), old.line
+			next.floor = max(tk.floorAt(s.ticks), old.takeover)
+		} else {
+			// Ahead: stand still at the end's value until CLOCK_MONOTONIC
+			// gets there.
+			catchUp := saturatingAdd(old.end, rate.TicksFor(catchUpNs(uint64(diff), &s)))
+			next = tk.standStill(&old, old.end, atEnd, catchUp, s.ticks)
 		}
-		return old.line.At(t)
-	}
-	ahead := int64(math.MinInt64)
-	for _, t := range [...]uint64{smp.ticks, old.takeover, old.end} {
-		if t >= smp.ticks {
-			// Both below 2^63 on any timeline a process reaches.
-			ahead = max(ahead, int64(at(t)-monoAt(t)))
+	} else {
+		// Past the end, or below the floor (the counter went back): no
+		// reader holding the old state converts such a value, and none
+		// returned more than the old line's value at the end (a Go reader
+		// past the end waits for a newer state; the Rust crate's returns a
+		// lower bound instead, and its re-base continues from above that).
+		if s.ticks >= old.floor {
+			counted := atEnd + rate.NanosFor(s.ticks-old.end)
+			jump.ahead = int64(counted - kept)
+		} else {
+			jump.wentBack = true
+		}
+		from := atEnd
+		if int64(kept-atEnd) >= 0 {
+			from = kept
+		}
+		value := from + switchMargin(&s)
+		if from == kept {
+			k.monoOffset = value - s.mono
+			// What the readings were on: the old line past its end, or (the
+			// counter went back) its end.
+			on := atEnd
+			if !jump.wentBack {
+				on = kept + uint64(jump.ahead)
+			}
+			if int64(value-on) > 0 {
+				k.bootLowering = value - on
+			}
+			trigger, end := tk.schedule(slope, s.ticks, s.ticks)
+			next = old
+			next.mode, next.takeover, next.trigger, next.end = modeCounter, s.ticks, trigger, end
+			next.line, next.prev = through(s.ticks, value, slope), line{Offset: value}
+			next.floor = tk.floorAt(s.ticks)
+		} else {
+			catchUp := saturatingAdd(s.ticks, rate.TicksFor(catchUpNs(value-kept, &s)))
+			next = tk.standStill(&old, s.ticks, value, catchUp, s.ticks)
 		}
 	}
-	k.demoted, k.demotedAt, k.demoting = true, smp.real, reason{}
-	k.decision.fallback = r
-	k.origin = OriginOS
-	s := old
-	s.mode, s.takeover, s.trigger, s.end = modeOS, monoAt(old.end), never, never
-	s.osOffset, s.wallDeadline = uint64(ahead)+switchMargin(&smp), 0
-	tk.publish(s)
+	k.rebases++
+	k.lastRebase = jump
+	// The rate window would span the jump: start a new one here, and
+	// measure again at the next update.
+	k.window.clear()
+	k.window.push(s)
+	k.suspect = 0
+	k.trustNext = true
+	k.settling = true
+	// The kernel may have changed its mind about the counter at the same
+	// event (a resume, a migration): the next update reads its verdict, a
+	// reader's included.
+	k.checkWanted = true
+	// The offset the timeline kept to CLOCK_MONOTONIC moved: the next
+	// measurement starts afresh (offsets.go), not as a drift from the
+	// last.
+	k.monoMeasured, k.driftPpb = monoMeasured{}, [2]uint64{}
+	tk.publish(next, &s)
+	return true
 }
 
-// switchMargin is how far ahead of the old source a new one starts:
-// marginNs plus twice the sample's bracket.
-func switchMargin(s *sample) uint64 { return marginNs + 2*min(s.width, 1_000_000) }
+// rebaseSeen is a re-base as the keeper remembers it: the wall time of the
+// update that found it, and how far the counter had moved beyond what
+// CLOCK_MONOTONIC did, in ns (negative: it fell behind), unless it went
+// back below what readers had seen (a reset).
+type rebaseSeen struct {
+	at       uint64
+	ahead    int64
+	wentBack bool
+}
+
+// astray reports whether sample s finds the counter off the timeline kept
+// to CLOCK_MONOTONIC (see rebase): below the floor, or, at the point where
+// the next piece would take over (or at the sample, past the end), more
+// than rebaseNs (settleNs while a re-base settles) and the sample's width
+// from it.
+func (tk *timekeeper) astray(s *sample) bool {
+	old := &tk.k.state
+	switch {
+	case old.mode != modeCounter:
+		return false
+	case s.ticks < old.floor:
+		return true
+	case s.ticks < old.takeover:
+		// An early update (the upkeep's, a forced one): a new piece can
+		// only follow one that has started (readers holding the next state
+		// convert values below its take-over point with prev, which must be
+		// this piece's line there). A later update sees the same jump.
+		return false
+	}
+	rate := line{Slope: tk.nextSlope()}
+	counted, kept := old.line.At(old.end), s.mono+tk.k.monoOffset
+	if s.ticks < old.end {
+		kept += rate.NanosFor(old.end - s.ticks)
+	} else {
+		counted += rate.NanosFor(s.ticks - old.end)
+	}
+	diff := counted - kept
+	if int64(diff) < 0 {
+		diff = -diff
+	}
+	bound := uint64(rebaseNs)
+	if tk.k.settling {
+		bound = settleNs
+	}
+	return diff > saturatingAdd(bound, s.width)
+}
+
+// standStill returns a piece that stands still at value from counter value
+// takeover until catchUp, where the next update continues it at the rate in
+// use; now is the sample's counter value.
+func (tk *timekeeper) standStill(old *state, takeover, value, catchUp, now uint64) state {
+	end := max(catchUp, saturatingAdd(takeover, 1))
+	// The update comes a little before the end, as for any piece.
+	rate := line{Slope: tk.k.rate}
+	graceTicks := min(rate.TicksFor(grace(minPeriodNs)), end-min(takeover, end))
+	// A millisecond after the sample at the latest: the update there
+	// measures the rate from the re-base on (a migration's new one), and
+	// the piece after it stands still as long, or continues at it.
+	trigger := max(min(saturatingSub(end, graceTicks), saturatingAdd(now, rate.TicksFor(minPeriodNs))), takeover)
+	if tk.upkeep.Load() {
+		tk.upkeepDue.Store(saturatingAdd(tk.clocks.mono(), rate.NanosFor(saturatingSub(trigger, now))))
+	}
+	s := *old
+	s.mode, s.takeover, s.trigger, s.end = modeCounter, takeover, trigger, end
+	s.line = line{Offset: value}
+	// Below the take-over point: the old line up to the old end (and the
+	// floor never below the old take-over point, where that line starts),
+	// or, re-based from the sample, the same flat line.
+	if takeover == old.end {
+		s.prev, s.floor = old.line, max(tk.floorAt(now), old.takeover)
+	} else {
+		s.prev, s.floor = s.line, tk.floorAt(now)
+	}
+	return s
+}
+
+// catchUpNs is how long a piece re-based from ahead nanoseconds ahead of
+// the timeline kept to CLOCK_MONOTONIC stands still: a little less, so that
+// it never outlasts the moment CLOCK_MONOTONIC gets there (the rate and the
+// sample are a little off).
+func catchUpNs(ahead uint64, s *sample) uint64 {
+	return saturatingSub(ahead, ahead/64+s.width)
+}
 
 // grace is the time between trigger and end for a period.
 func grace(periodNs uint64) uint64 { return min(periodNs/4, maxGraceNs) }

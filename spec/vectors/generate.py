@@ -8,9 +8,12 @@ fixed-point arithmetic that the Rust crate and the Go module implement with
     python3 spec/vectors/generate.py
 
 It writes spec/vectors/line.json (the conversion), spec/vectors/env.json
-(the FASTNOW_CLOCK spellings) and spec/vectors/arith.json (instant
-arithmetic at the edges of the 64-bit range). spec/vectors/constants.json
-is written by hand: it is the list itself, not derived from a rule.
+(the FASTNOW_CLOCK spellings), spec/vectors/arith.json (instant
+arithmetic at the edges of the 64-bit range) and spec/vectors/hlc.json (the
+hybrid logical clock's layout, text and send/receive sequences).
+spec/vectors/constants.json, spec/vectors/verdict.json (how a failure to read
+the kernel's clocksource is taken) and spec/vectors/scenarios.json (the fault
+model) are written by hand: each is a list itself, not derived from a rule.
 """
 import json
 import os
@@ -169,10 +172,258 @@ def arith_vectors():
     }
 
 
+# The hybrid logical clock (spec/SEMANTICS.md, "Hybrid logical clock"): a
+# stamp is (l << 16) | c, l the physical part in units of 2^-16 s since the
+# Unix epoch (48 bits), c the counter (16 bits). The clock below follows the
+# paper's rules on (l, c) pairs (Kulkarni et al. 2014, Figure 5), with a
+# counter that carries into l when it passes 65535 and a word that stops at
+# 2^64 - 1; the implementations instead take the largest of three words.
+HLC_LOGICAL_BITS = 16
+HLC_MAX_L = (1 << 48) - 1
+HLC_MAX_C = (1 << HLC_LOGICAL_BITS) - 1
+HLC_END_NS = (1 << 32) * NS_PER_S
+HLC_DEFAULT_MAX_DRIFT_NS = 500_000_000
+
+
+def hlc_l_of_nanos(ns):
+    """The unit that contains ns: floor(ns * 2^16 / 10^9), the last past the range."""
+    return min(ns * (1 << 16) // NS_PER_S, HLC_MAX_L)
+
+
+def hlc_nanos_of_l(l):
+    """The unit's first whole nanosecond: ceil(l * 10^9 / 2^16)."""
+    return -(-l * NS_PER_S // (1 << 16))
+
+
+def hlc_word(l, c):
+    return (l << HLC_LOGICAL_BITS) | c
+
+
+def rfc3339_utc(ns):
+    import datetime
+    secs, frac = divmod(ns, NS_PER_S)
+    t = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % frac
+
+
+def hlc_text(word):
+    l, c = word >> HLC_LOGICAL_BITS, word & HLC_MAX_C
+    return "%s,%05d" % (rfc3339_utc(hlc_nanos_of_l(l)), c)
+
+
+class PaperHlc:
+    def __init__(self, max_drift_ns):
+        self.l, self.c, self.max_drift_ns = 0, 0, max_drift_ns
+
+    def _settle(self):
+        if self.c > HLC_MAX_C:  # the counter is full: borrow from the physical part
+            if self.l == HLC_MAX_L:
+                self.c = HLC_MAX_C  # the last word: it stays
+            else:
+                self.l, self.c = self.l + 1, 0
+        return hlc_word(self.l, self.c)
+
+    def now(self, wall_ns):
+        old = self.l
+        self.l = max(old, hlc_l_of_nanos(wall_ns))
+        self.c = self.c + 1 if self.l == old else 0
+        return self._settle()
+
+    def update(self, remote, wall_ns):
+        lm, cm = remote >> HLC_LOGICAL_BITS, remote & HLC_MAX_C
+        ahead = hlc_nanos_of_l(lm) - wall_ns
+        if ahead > self.max_drift_ns:
+            return None, ahead
+        old = self.l
+        self.l = max(old, lm, hlc_l_of_nanos(wall_ns))
+        if self.l == old and self.l == lm:
+            self.c = max(self.c, cm) + 1
+        elif self.l == old:
+            self.c = self.c + 1
+        elif self.l == lm:
+            self.c = cm + 1
+        else:
+            self.c = 0
+        return self._settle(), None
+
+
+HLC_T0 = 1_700_000_000 * NS_PER_S      # 2023-11-14T22:13:20Z, a unit's first nanosecond
+HLC_T = HLC_T0 + 123_456_789           # inside a unit
+MS, US = 1_000_000, 1_000
+
+
+def hlc_stamp(ns, c):
+    return hlc_word(hlc_l_of_nanos(ns), c)
+
+
+# Each step: (node, op, wall_ns, remote word or None[, repeat]); "remote_step"
+# names an earlier step whose stamp is the remote one.
+HLC_SEQUENCES = [
+    ("local events: events in one physical unit count up, the next unit starts at 0", None, [
+        ("a", "now", HLC_T, None), ("a", "now", HLC_T + 1, None), ("a", "now", HLC_T + 10 * US, None),
+        ("a", "now", HLC_T + 20 * US, None), ("a", "now", HLC_T + 20 * US, None),
+        ("a", "now", HLC_T + 1000 * MS, None)]),
+    ("the wall clock steps back 1 s: stamps keep their physical part and count until it passes again", None, [
+        ("a", "now", HLC_T + 1000 * MS, None), ("a", "now", HLC_T, None), ("a", "now", HLC_T + 500 * MS, None),
+        ("a", "now", HLC_T + 1000 * MS, None), ("a", "now", HLC_T + 1000 * MS + 20 * US, None)]),
+    ("send and receive, the receiver's wall clock 3 ms behind: the receipt takes the sender's physical part", None, [
+        ("a", "now", HLC_T, None), ("b", "update", HLC_T - 3 * MS, ("step", 0)),
+        ("b", "now", HLC_T - 3 * MS + 1 * US, None), ("b", "now", HLC_T + 1 * MS, None),
+        ("a", "update", HLC_T + 2 * US, ("step", 2))]),
+    ("send and receive, the receiver's wall clock 3 ms ahead: the receipt takes its own wall clock", None, [
+        ("a", "now", HLC_T, None), ("b", "update", HLC_T + 3 * MS, ("step", 0)),
+        ("a", "update", HLC_T + 5 * US, ("step", 1))]),
+    ("equal physical parts: the receipt's counter is one more than the larger of the two", None, [
+        ("a", "now", HLC_T, None), ("a", "now", HLC_T, None), ("a", "now", HLC_T, None),
+        ("b", "now", HLC_T, None), ("b", "update", HLC_T, ("step", 2)),
+        ("a", "update", HLC_T, ("step", 3)), ("a", "update", HLC_T, ("step", 4))]),
+    ("a remote stamp behind: the receipt is the local clock's next stamp", None, [
+        ("b", "now", HLC_T + 2000 * MS, None), ("b", "update", HLC_T + 2000 * MS, ("word", hlc_stamp(HLC_T, 3))),
+        ("b", "update", HLC_T + 2000 * MS, ("word", 0))]),
+    ("a remote stamp 10 s ahead: refused, saying by how much, and the clock unchanged", None, [
+        ("a", "now", HLC_T, None), ("a", "update", HLC_T, ("word", hlc_stamp(HLC_T + 10_000 * MS, 0))),
+        ("a", "now", HLC_T, None)]),
+    ("a remote stamp exactly the maximum drift ahead is accepted; 1 ns further is refused", None, [
+        ("a", "update", HLC_T0 + 1500 * MS, ("word", hlc_stamp(HLC_T0 + 2000 * MS, 5))),
+        ("b", "update", HLC_T0 + 1500 * MS - 1, ("word", hlc_stamp(HLC_T0 + 2000 * MS, 5))),
+        ("b", "now", HLC_T0 + 1500 * MS - 1, None)]),
+    ("maximum drift 0: a remote stamp 1 ns ahead is refused, one in the wall clock's own nanosecond accepted", 0, [
+        ("a", "update", HLC_T0 - 1, ("word", hlc_stamp(HLC_T0, 0))),
+        ("a", "update", HLC_T0, ("word", hlc_stamp(HLC_T0, 9)))]),
+    ("the largest maximum drift (2^64 - 1 ns): every remote stamp is accepted", (1 << 64) - 1, [
+        ("a", "update", HLC_T, ("word", (1 << 64) - 6)), ("a", "now", HLC_T, None)]),
+    ("a full counter: the receipt of (l, 65534) is (l, 65535), and the next stamp borrows (l + 1, 0)", None, [
+        ("a", "update", HLC_T, ("word", hlc_stamp(HLC_T, 65534))), ("a", "now", HLC_T, None),
+        ("a", "now", HLC_T, None), ("a", "update", HLC_T, ("word", hlc_stamp(HLC_T, HLC_MAX_C))),
+        ("a", "now", HLC_T + 1000 * MS, None)]),
+    ("65,537 local events in one unit: the last one borrows from the physical part", None, [
+        ("a", "now", HLC_T, None, 65_537), ("a", "now", HLC_T, None)]),
+    ("the wall clock at the epoch: a new clock's last stamp is 0, so its first is (0, 1)", None, [
+        ("a", "now", 0, None), ("a", "now", 15_258, None), ("a", "now", 15_259, None)]),
+    ("past 2106: the wall clock reads as the last unit, and the word stops at 2^64 - 1", None, [
+        ("a", "now", HLC_END_NS + 5 * NS_PER_S, None), ("a", "now", (1 << 64) - 1, None),
+        ("a", "update", HLC_END_NS + 5 * NS_PER_S, ("word", (1 << 64) - 2)),
+        ("a", "now", HLC_END_NS + 5 * NS_PER_S, None),
+        ("b", "update", HLC_END_NS - 1, ("word", (1 << 64) - 1)), ("b", "now", HLC_END_NS - 1, None)]),
+]
+
+
+def hlc_sequences():
+    out = []
+    for name, drift, steps in HLC_SEQUENCES:
+        drift = HLC_DEFAULT_MAX_DRIFT_NS if drift is None else drift
+        clocks, results, rows = {}, [], []
+        for step in steps:
+            node, op, wall, remote = step[:4]
+            repeat = step[4] if len(step) > 4 else 1
+            clock = clocks.setdefault(node, PaperHlc(drift))
+            row = {"node": node, "op": op, "wall_ns": str(wall)}
+            if op == "now":
+                for _ in range(repeat):
+                    got = clock.now(wall)
+                if repeat > 1:
+                    row["repeat"] = repeat
+                ahead = None
+            else:
+                kind, v = remote
+                word = results[v] if kind == "step" else v
+                row["remote"] = str(word)
+                got, ahead = clock.update(word, wall)
+            if got is None:
+                row["refused_ahead_by_ns"] = str(ahead)
+            else:
+                row["want"] = str(got)
+                row["want_text"] = hlc_text(got)
+            results.append(got)
+            rows.append(row)
+        out.append({"name": name, "max_drift_ns": str(drift), "steps": rows})
+    return out
+
+
+HLC_ENCODE = [(0, 0), (1, 0), (15_258, 1), (15_259, 2), (NS_PER_S - 1, 3), (NS_PER_S, 0),
+              (HLC_T0, 0), (HLC_T, 7), (1_709_210_096_123_456_789, 7), (1_709_210_096_500_000_000, 65535),
+              (HLC_END_NS - 1, 65535), (HLC_END_NS, 0), ((1 << 64) - 1, 1)]
+
+HLC_PARSE_OK = [
+    "1970-01-01T00:00:00Z,0", "1970-01-01T00:00:00.000015258Z,1", "1970-01-01T00:00:00.000015259Z,00001",
+    "2023-11-14T22:13:20.123458862Z,00007", "2024-02-29T13:34:56.5+01:00,7", "2024-02-29T12:34:56.1Z,0",
+    "2024-02-28T20:34:56.123443604-16:00,65535", "2024-02-29t12:34:56z,1", "2024-02-29 12:34:56Z,1",
+    "2016-12-31T23:59:60Z,2", "2024-02-29T12:34:56.1234567890000Z,3", "2106-02-07T06:28:15.999999999Z,65535",
+    "2106-02-07T06:28:15.999984741Z,65534", "1970-01-01T01:00:00+01:00,00000",
+]
+HLC_PARSE_ERR = [
+    "", "2024-02-29T12:34:56Z", "2024-02-29T12:34:56Z,", "2024-02-29T12:34:56Z,65536",
+    "2024-02-29T12:34:56Z,99999", "2024-02-29T12:34:56Z,000001", "2024-02-29T12:34:56Z,+1",
+    "2024-02-29T12:34:56Z,-1", "2024-02-29T12:34:56Z, 1", "2024-02-29T12:34:56Z,1 ",
+    "2024-02-29T12:34:56Z,0x1", "2024-02-29T12:34:56,5Z,1", "2024-02-29T12:34:56.1234567891Z,1",
+    "2024-02-30T00:00:00Z,1", "2024-02-29T24:00:00Z,1", "2024-02-29T12:34:56+24:00,1",
+    "2024-02-29T12:34:56,1", "2106-02-07T06:28:16Z,0", "1969-12-31T23:59:59.999999999Z,0",
+    "2024-02-29T12:34:56.Z,1", "+2024-02-29T12:34:56Z,1", "2024-02-29T12:34Z,1", "2024-2-29T12:34:56Z,1",
+]
+
+
+def hlc_parse(text):
+    """The stamp a text reads as, by the rules of SEMANTICS ("Hybrid logical clock")."""
+    import re
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+                     r"(?:([Zz])|([+-])(\d{2}):(\d{2})),(\d{1,5})", text)
+    if not m:
+        return None
+    import calendar
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    frac = m.group(7) or "0"
+    if len(frac) > 9 and int(frac[9:]) != 0:
+        return None
+    nanos = int((frac + "0" * 9)[:9])
+    if not 1 <= mo <= 12 or not 1 <= d <= calendar.monthrange(y, mo)[1]:
+        return None
+    if h > 23 or mi > 59 or s > 60:
+        return None
+    off = 0
+    if m.group(9):
+        oh, om = int(m.group(10)), int(m.group(11))
+        if oh > 23 or om > 59:
+            return None
+        off = (oh * 60 + om) * (-1 if m.group(9) == "-" else 1)
+    import datetime
+    days = (datetime.date(y, mo, d) - datetime.date(1970, 1, 1)).days
+    ns = ((days * 86400 + h * 3600 + mi * 60 + s - off * 60) * NS_PER_S) + nanos
+    c = int(m.group(12))
+    if ns < 0 or ns >= HLC_END_NS or c > HLC_MAX_C:
+        return None
+    return hlc_word(hlc_l_of_nanos(ns), c)
+
+
+def hlc_vectors():
+    s = str
+    return {
+        "about": "The hybrid logical clock (spec/SEMANTICS.md, \"Hybrid logical clock\"). A stamp is one "
+                 "u64 (a decimal string here): the physical part l in its upper 48 bits, in units of "
+                 "2^-16 s since 1970-01-01T00:00:00Z, and the counter c in its lower 16. encode: "
+                 "Timestamp::new(physical_nanos_in, logical) (Go NewHLCTimestamp) is word; its "
+                 "physical_nanos() (Go UnixNano()) is physical_nanos, its text is text. parse: texts and "
+                 "the stamp each reads as (null: refused). sequences: clocks (one per node, each new, "
+                 "with the sequence's max_drift_ns) driven with the given wall clock readings; now is a "
+                 "local or send event (repeat: that many in a row, want is the last), update the receipt "
+                 "of remote; want is the stamp returned, or refused_ahead_by_ns says the update was "
+                 "refused and by how much the remote stamp was ahead. Generated by generate.py from the "
+                 "paper's rules on (l, c) pairs.",
+        "layout": {"physical_bits": 48, "logical_bits": HLC_LOGICAL_BITS, "unit": "2^-16 s",
+                   "epoch": "1970-01-01T00:00:00Z", "last_physical_nanos": s(hlc_nanos_of_l(HLC_MAX_L)),
+                   "end_ns": s(HLC_END_NS), "default_max_drift_ns": s(HLC_DEFAULT_MAX_DRIFT_NS)},
+        "encode": [{"physical_nanos_in": s(ns), "logical": c, "word": s(hlc_stamp(ns, c)),
+                    "physical_nanos": s(hlc_nanos_of_l(hlc_l_of_nanos(ns))), "text": hlc_text(hlc_stamp(ns, c))}
+                   for (ns, c) in HLC_ENCODE],
+        "parse": [{"text": t, "word": None if hlc_parse(t) is None else s(hlc_parse(t))}
+                  for t in HLC_PARSE_OK + HLC_PARSE_ERR],
+        "sequences": hlc_sequences(),
+    }
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     for name, data in [("line.json", line_vectors()), ("env.json", env_vectors()),
-                       ("arith.json", arith_vectors())]:
+                       ("arith.json", arith_vectors()), ("hlc.json", hlc_vectors())]:
         with open(os.path.join(here, name), "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")

@@ -46,11 +46,27 @@ pub struct Clock {
     /// One call of the clock's own `now()`, its result kept alive with
     /// `black_box`: what [`call_latencies`] times one call at a time.
     pub call: fn(),
+    /// The unit of `read`'s values: [`NANOS`], [`TICKS`] (the counter's own)
+    /// or [`FIXED_32`] (2^-32 s, with a logical count in the low bits for
+    /// the hybrid logical clocks).
+    pub unit: &'static str,
 }
 
-/// Builds a [`Clock`]: `clock!(name, kind, shared_timeline, native now(), reading as u64)`.
+/// [`Clock::unit`]: nanoseconds.
+pub const NANOS: &str = "ns";
+/// [`Clock::unit`]: the hardware counter's ticks.
+pub const TICKS: &str = "ticks";
+/// [`Clock::unit`]: 32.32 fixed-point seconds (2^-32 s).
+pub const FIXED_32: &str = "2^-32 s";
+
+/// Builds a [`Clock`]: `clock!(name, kind, shared_timeline, native now(),
+/// reading as u64)`, its readings in nanoseconds, or with a last argument,
+/// in that unit.
 macro_rules! clock {
     ($name:expr, $kind:expr, $shared:expr, $native:expr, $read:expr) => {
+        clock!($name, $kind, $shared, $native, $read, NANOS)
+    };
+    ($name:expr, $kind:expr, $shared:expr, $native:expr, $read:expr, $unit:expr) => {
         Clock {
             name: $name,
             kind: $kind,
@@ -66,12 +82,16 @@ macro_rules! clock {
             call: || {
                 std::hint::black_box($native);
             },
+            unit: $unit,
         }
     };
 }
 
 /// The floor for the coarse tier: a relaxed load of a shared atomic.
 static ATOMIC: AtomicU64 = AtomicU64::new(1);
+
+/// The process's hybrid logical clock, as a program keeps one.
+pub static HLC: fastnow::hlc::Hlc = fastnow::hlc::Hlc::new();
 
 /// Nanoseconds of a `clock_gettime` clock.
 pub fn clock_gettime_ns(clock: libc::clockid_t) -> u64 {
@@ -82,6 +102,47 @@ pub fn clock_gettime_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The same reading made as a system call, past the vDSO (the figures'
+/// "Cold calls" time it beside the vDSO's). Panics where the call fails (a
+/// seccomp filter may refuse it): a failed call timed would be no figure.
+#[cfg(target_os = "linux")]
+pub fn clock_gettime_syscall_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime takes a clock id and a valid, writable timespec,
+    // which `ts` is; it writes nothing else.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_clock_gettime,
+            clock,
+            &mut ts as *mut libc::timespec,
+        )
+    };
+    assert_eq!(
+        rc,
+        0,
+        "clock_gettime as a system call: {}",
+        std::io::Error::last_os_error()
+    );
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// The system call reads the clock the vDSO reads: in order with it.
+    #[test]
+    fn the_system_call_reads_the_same_clock() {
+        for _ in 0..1000 {
+            let a = super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+            let b = super::clock_gettime_syscall_ns(libc::CLOCK_MONOTONIC);
+            let c = super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+            assert!(a <= b && b <= c, "{a} {b} {c}");
+        }
+    }
 }
 
 fn std_instant() -> u64 {
@@ -184,6 +245,14 @@ pub fn clocks() -> Vec<Clock> {
             fastnow::unix_nanos
         ),
         clock!(
+            "fastnow Hlc::now",
+            Kind::Fastnow,
+            true,
+            HLC.now(),
+            || HLC.now().to_u64(),
+            FIXED_32
+        ),
+        clock!(
             "fastnow recent",
             Kind::Fastnow,
             true,
@@ -207,15 +276,30 @@ pub fn clocks() -> Vec<Clock> {
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
-        clock!("RDTSC", Kind::Baseline, true, raw::rdtsc(), raw::rdtsc),
+        clock!(
+            "RDTSC",
+            Kind::Baseline,
+            true,
+            raw::rdtsc(),
+            raw::rdtsc,
+            TICKS
+        ),
         clock!(
             "LFENCE;RDTSC",
             Kind::Baseline,
             true,
             raw::lfence_rdtsc(),
-            raw::lfence_rdtsc
+            raw::lfence_rdtsc,
+            TICKS
         ),
-        clock!("RDTSCP", Kind::Baseline, true, raw::rdtscp(), raw::rdtscp),
+        clock!(
+            "RDTSCP",
+            Kind::Baseline,
+            true,
+            raw::rdtscp(),
+            raw::rdtscp,
+            TICKS
+        ),
     ]);
     #[cfg(target_arch = "aarch64")]
     v.extend([
@@ -224,14 +308,16 @@ pub fn clocks() -> Vec<Clock> {
             Kind::Baseline,
             true,
             raw::cntvct(),
-            raw::cntvct
+            raw::cntvct,
+            TICKS
         ),
         clock!(
             "ISB;MRS CNTVCT_EL0",
             Kind::Baseline,
             true,
             raw::isb_cntvct(),
-            raw::isb_cntvct
+            raw::isb_cntvct,
+            TICKS
         ),
     ]);
     v.extend([
@@ -281,12 +367,28 @@ mod peers {
     //! Each peer's `now()`, reported as nanoseconds since a base reading of
     //! the same clock (the peers' instants are opaque), or raw ticks where
     //! the peer exposes them.
-    use super::{Clock, Kind};
+    use super::{Clock, Kind, FIXED_32, NANOS, TICKS};
     use std::sync::OnceLock;
 
     fn quanta_clock() -> &'static quanta::Clock {
         static C: OnceLock<quanta::Clock> = OnceLock::new();
         C.get_or_init(quanta::Clock::new)
+    }
+
+    /// uhlc's hybrid logical clock on its default clock, `SystemTime::now()`.
+    fn uhlc_system() -> &'static uhlc::HLC {
+        static C: OnceLock<uhlc::HLC> = OnceLock::new();
+        C.get_or_init(uhlc::HLC::default)
+    }
+
+    /// uhlc's hybrid logical clock on fastnow's wall tier.
+    fn uhlc_fastnow() -> &'static uhlc::HLC {
+        static C: OnceLock<uhlc::HLC> = OnceLock::new();
+        C.get_or_init(|| {
+            uhlc::HLCBuilder::new()
+                .with_clock(fastnow::uhlc::wall_clock)
+                .build()
+        })
     }
 
     macro_rules! since_base {
@@ -311,7 +413,8 @@ mod peers {
                 Kind::Peer,
                 true,
                 quanta_clock().raw(),
-                || quanta_clock().raw()
+                || quanta_clock().raw(),
+                TICKS
             ),
             clock!(
                 "quanta Instant::recent",
@@ -335,18 +438,36 @@ mod peers {
                 || since_base!(fastant::Instant::now(), fastant::Instant)
             ),
             clock!(
+                "uhlc HLC::new_timestamp",
+                Kind::Peer,
+                true,
+                uhlc_system().new_timestamp(),
+                || uhlc_system().new_timestamp().get_time().as_u64(),
+                FIXED_32
+            ),
+            clock!(
+                "uhlc HLC::new_timestamp (fastnow's clock)",
+                Kind::Peer,
+                true,
+                uhlc_fastnow().new_timestamp(),
+                || uhlc_fastnow().new_timestamp().get_time().as_u64(),
+                FIXED_32
+            ),
+            clock!(
                 "coarsetime Instant::now",
                 Kind::Peer,
                 true,
                 coarsetime::Instant::now(),
-                || coarsetime::Instant::now().as_ticks()
+                || coarsetime::Instant::now().as_ticks(),
+                FIXED_32
             ),
             clock!(
                 "coarsetime Instant::recent",
                 Kind::Peer,
                 true,
                 coarsetime::Instant::recent(),
-                || coarsetime::Instant::recent().as_ticks()
+                || coarsetime::Instant::recent().as_ticks(),
+                FIXED_32
             ),
         ]
     }
@@ -395,6 +516,50 @@ where
         .into_iter()
         .map(|h| h.join().expect("bench thread"))
         .collect()
+}
+
+/// Result of [`unique_across_threads`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UniqueResult {
+    pub stamps: u64,
+    /// Stamps equal to another stamp of any thread.
+    pub duplicates: u64,
+    /// Stamps not above the same thread's previous one.
+    pub not_increasing: u64,
+}
+
+/// `threads` threads take `per_thread` stamps each from `read` (a clock
+/// that promises unique, strictly increasing readings, such as an HLC),
+/// keeping them all; then each thread's are checked to strictly increase,
+/// and all of them, merged, for duplicates. Holds 8 bytes per stamp.
+pub fn unique_across_threads(read: fn() -> u64, threads: usize, per_thread: usize) -> UniqueResult {
+    let go = Arc::new(std::sync::Barrier::new(threads));
+    let lists: Vec<Vec<u64>> = (0..threads)
+        .map(|_| {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                let mut v = Vec::with_capacity(per_thread);
+                go.wait();
+                for _ in 0..per_thread {
+                    v.push(read());
+                }
+                v
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().expect("stamping thread"))
+        .collect();
+    let mut r = UniqueResult::default();
+    for list in &lists {
+        r.stamps += list.len() as u64;
+        r.not_increasing += list.windows(2).filter(|w| w[1] <= w[0]).count() as u64;
+    }
+    let mut all = lists.concat();
+    drop(lists);
+    all.sort_unstable();
+    r.duplicates = all.windows(2).filter(|w| w[0] == w[1]).count() as u64;
+    r
 }
 
 /// Result of [`strict_cross_thread`].
@@ -689,6 +854,227 @@ pub fn strict_cross_thread_pinned(
     out
 }
 
+/// The thresholds of [`SlowReads::over`]: 1, 5 and 20 µs.
+pub const SLOW_READ_THRESHOLDS_NS: [u64; 3] = [1_000, 5_000, 20_000];
+
+/// One clock's slowest reads, from [`slow_reads`] (turns add up with
+/// [`SlowReads::add`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlowReads {
+    /// Calls made.
+    pub calls: u64,
+    /// The time spent calling it, ns: the sum of the calls' times.
+    pub calling_ns: u64,
+    /// Calls that took at least each of [`SLOW_READ_THRESHOLDS_NS`], not
+    /// counting `own`.
+    pub over: [u64; 3],
+    /// The slowest call, not counting `own`, ns.
+    pub max_ns: u64,
+    /// The calls during which fastnow did work of its own on this thread
+    /// (see [`OwnWork`]).
+    pub own: Vec<OwnRead>,
+}
+
+/// One call during which fastnow did work of its own ([`SlowReads::own`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnRead {
+    /// What it took, ns.
+    pub ns: u64,
+    /// How much of that the thread spent on the CPU, ns (the rest it
+    /// waited: preempted, or the host's).
+    pub cpu_ns: u64,
+    pub work: &'static str,
+}
+
+impl SlowReads {
+    /// Adds another turn's counts.
+    pub fn add(&mut self, other: &SlowReads) {
+        self.calls += other.calls;
+        self.calling_ns += other.calling_ns;
+        for (a, b) in self.over.iter_mut().zip(other.over) {
+            *a += b;
+        }
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.own.extend_from_slice(&other.own);
+    }
+
+    fn count(&mut self, took: u64) {
+        for (n, t) in self.over.iter_mut().zip(SLOW_READ_THRESHOLDS_NS) {
+            *n += u64::from(took >= t);
+        }
+        self.max_ns = self.max_ns.max(took);
+    }
+}
+
+/// Tells the work fastnow did on this thread since it last looked, from
+/// what fastnow makes public: a rate measurement raises
+/// `clock_info().refinements`; a re-check of the kernel's clocksource reads
+/// a file, which raises the thread's count of read system calls
+/// (`/proc/thread-self/io`, Linux; elsewhere only rate measurements are
+/// seen). A calling thread cannot tell which call did the work, only
+/// between which two looks it happened: [`slow_reads`] looks after every
+/// short batch of calls and holds the batch's slowest call to be it.
+pub struct OwnWork {
+    refinements: u32,
+    reads: u64,
+    /// What reading the thread's CPU time around nothing shows, ns: the
+    /// reads' own share, taken off each batch's figure.
+    cpu_overhead_ns: u64,
+    #[cfg(target_os = "linux")]
+    io: Option<std::fs::File>,
+}
+
+impl OwnWork {
+    /// Starts looking from now, on the calling thread.
+    pub fn new() -> OwnWork {
+        let mut w = OwnWork {
+            refinements: 0,
+            reads: 0,
+            cpu_overhead_ns: (0..16)
+                .map(|_| {
+                    let a = clock_gettime_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+                    black_box(clock_gettime_ns(libc::CLOCK_MONOTONIC));
+                    clock_gettime_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(a)
+                })
+                .min()
+                .unwrap_or(0),
+            #[cfg(target_os = "linux")]
+            io: std::fs::File::open("/proc/thread-self/io").ok(),
+        };
+        w.refinements = fastnow::clock_info().refinements;
+        w.reads = w.read_syscalls();
+        w
+    }
+
+    /// This thread's read system calls so far, this look's own included.
+    fn read_syscalls(&self) -> u64 {
+        #[cfg(target_os = "linux")]
+        if let Some(f) = &self.io {
+            use std::os::unix::fs::FileExt;
+            let mut buf = [0u8; 256];
+            if let Ok(n) = f.read_at(&mut buf, 0) {
+                let text = String::from_utf8_lossy(&buf[..n]);
+                if let Some(v) = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("syscr:"))
+                    .and_then(|v| v.trim().parse().ok())
+                {
+                    return v;
+                }
+            }
+        }
+        0
+    }
+
+    /// The work fastnow did on this thread since the last look, if any:
+    /// `"a rate measurement"` or `"a clocksource re-check"`. With
+    /// `rate_too` false, rate measurements are not looked for (while the
+    /// upkeep thread runs, they are its work, and the count is the
+    /// process's).
+    pub fn since_last(&mut self, rate_too: bool) -> Option<&'static str> {
+        let reads = self.read_syscalls();
+        // This look's own read is one of them.
+        let checked = reads > self.reads + 1;
+        self.reads = reads;
+        let mut measured = false;
+        if rate_too {
+            let refinements = fastnow::clock_info().refinements;
+            measured = refinements != self.refinements;
+            self.refinements = refinements;
+            // `clock_info()` re-checks the kernel's clocksource itself when
+            // a check is due (once a second): its read is this look's, not
+            // the next batch's.
+            self.reads = self.read_syscalls();
+        }
+        match (checked, measured) {
+            (true, _) => Some("a clocksource re-check"),
+            (false, true) => Some("a rate measurement"),
+            (false, false) => None,
+        }
+    }
+}
+
+impl Default for OwnWork {
+    fn default() -> OwnWork {
+        OwnWork::new()
+    }
+}
+
+/// Calls in a batch between two looks for fastnow's own work: a few
+/// microseconds of calls, so that a stall of the machine's rarely falls in
+/// the batch of an update.
+pub const SLOW_READ_BATCH: u32 = 64;
+
+/// Calls `call` back to back for `slice` and times each one, as
+/// [`read_tail`] does (from the `CLOCK_MONOTONIC` reading before it to the
+/// one before the next, so a time includes one such reading, about 30 ns),
+/// adding to `into`. With `own` (for fastnow's clocks), looks for fastnow's
+/// own work after every [`SLOW_READ_BATCH`] calls, outside the timed calls,
+/// and where it finds some, counts the batch's slowest call in
+/// [`SlowReads::own`] rather than among the others: an update is the
+/// slowest call of its batch unless the machine stalled another call of
+/// the same few microseconds for longer, and then it is the stall that is
+/// held against fastnow. The thread's CPU time around each batch
+/// (`CLOCK_THREAD_CPUTIME_ID`, read outside the timed calls), less the
+/// other calls' times, tells how much of that call was work on the CPU and
+/// how much waiting (the thread preempted, or the host's). `rate_too` as
+/// for [`OwnWork::since_last`]. Needs no test hooks: it sees what a user's
+/// program could.
+pub fn slow_reads(
+    call: fn(),
+    slice: Duration,
+    own: Option<(&mut OwnWork, bool)>,
+    into: &mut SlowReads,
+) {
+    let deadline = clock_gettime_ns(libc::CLOCK_MONOTONIC) + slice.as_nanos() as u64;
+    let mut own = own;
+    let mut before = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+    while before < deadline {
+        let cpu_before = own
+            .is_some()
+            .then(|| clock_gettime_ns(libc::CLOCK_THREAD_CPUTIME_ID));
+        before = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        let (mut slowest, mut batch_ns) = (0, 0);
+        for _ in 0..SLOW_READ_BATCH {
+            call();
+            let after = clock_gettime_ns(libc::CLOCK_MONOTONIC);
+            let took = after.saturating_sub(before);
+            into.calls += 1;
+            into.calling_ns += took;
+            batch_ns += took;
+            // The batch's slowest is counted once the look has said whose
+            // it is; the others at once.
+            if took > slowest {
+                if slowest > 0 {
+                    into.count(slowest);
+                }
+                slowest = took;
+            } else {
+                into.count(took);
+            }
+            before = after;
+        }
+        let cpu_ns = match (cpu_before, &own) {
+            (Some(c), Some((w, _))) => clock_gettime_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+                .saturating_sub(c)
+                .saturating_sub(w.cpu_overhead_ns),
+            _ => 0,
+        };
+        match own
+            .as_mut()
+            .and_then(|(w, rate_too)| w.since_last(*rate_too))
+        {
+            Some(work) => into.own.push(OwnRead {
+                ns: slowest,
+                // The other calls ran on the CPU for about their time.
+                cpu_ns: cpu_ns.saturating_sub(batch_ns - slowest).min(slowest),
+                work,
+            }),
+            None => into.count(slowest),
+        }
+    }
+}
+
 /// The slow end of a clock's per-call cost, from [`read_tail`].
 #[cfg(feature = "test-hooks")]
 #[derive(Clone, Debug)]
@@ -783,8 +1169,60 @@ pub struct Latencies {
 /// batches of 16 calls divided by 16 (a slow call then shows as a 16th of
 /// its time).
 pub fn call_latencies(call: fn(), samples: usize) -> Latencies {
-    latency::measure(call, samples)
+    latencies_interleaved(&[call], samples)
+        .pop()
+        .expect("one clock")
 }
+
+/// [`call_latencies`] of several calls, `samples` of each, taken in turns
+/// of [`LATENCY_TURN`] samples per call, so that a noisy spell of the
+/// machine (an interrupt storm, a neighbour on the host) spreads over every
+/// call instead of landing on the one measured at the time: their tails
+/// are then comparable. One set-up (resolution, overhead) serves them all.
+pub fn latencies_interleaved(calls: &[fn()], samples: usize) -> Vec<Latencies> {
+    let timer = latency::Timer::new(samples);
+    let mut per_call: Vec<Vec<f64>> = calls.iter().map(|_| Vec::with_capacity(samples)).collect();
+    for call in calls {
+        // Warm each call's code and data before any is timed.
+        for _ in 0..1_000 {
+            call();
+        }
+    }
+    let mut done = 0;
+    while done < samples {
+        let turn = LATENCY_TURN.min(samples - done);
+        for (call, out) in calls.iter().zip(per_call.iter_mut()) {
+            // The other calls ran meanwhile: warm this one's code and data
+            // again, so that a turn's first samples time the call, not the
+            // switch.
+            for _ in 0..LATENCY_WARM_UP {
+                call();
+            }
+            for _ in 0..turn {
+                out.push(timer.per_call(*call));
+            }
+        }
+        done += turn;
+    }
+    per_call
+        .into_iter()
+        .map(|per_call| Latencies {
+            per_call,
+            batch: timer.batch,
+            resolution_ns: timer.resolution_ns,
+            method: timer.method(),
+        })
+        .collect()
+}
+
+/// Samples per call in each turn of [`latencies_interleaved`]: tens of
+/// microseconds of calls for a clock of a few nanoseconds, so that a spell
+/// of the machine's (an interrupt, a neighbour's burst on the host) falls
+/// on every call alike.
+pub const LATENCY_TURN: usize = 50;
+
+/// Untimed calls before each turn of [`latencies_interleaved`].
+pub const LATENCY_WARM_UP: usize = 64;
 
 #[cfg(target_arch = "x86_64")]
 mod latency {
@@ -867,76 +1305,107 @@ mod latency {
         end(rdtscp).wrapping_sub(t0)
     }
 
-    pub fn measure(call: fn(), samples: usize) -> super::Latencies {
-        let rdtscp = has_rdtscp();
-        let per_ns = ticks_per_ns();
-        let step_ns = granularity() as f64 / per_ns;
-        let batch = if step_ns > 2.0 { 16 } else { 1 };
-        let nothing: fn() = || {};
-        let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
-            .map(|_| time(nothing, batch, rdtscp))
-            .collect();
-        empty.sort_unstable();
-        let overhead = empty[empty.len() / 2];
-        for _ in 0..1_000 {
-            call();
+    /// How calls are timed here: the fences, the batch, the overhead.
+    pub struct Timer {
+        rdtscp: bool,
+        per_ns: f64,
+        step_ns: f64,
+        pub batch: u32,
+        overhead: u64,
+        pub resolution_ns: f64,
+    }
+
+    impl Timer {
+        pub fn new(samples: usize) -> Timer {
+            let rdtscp = has_rdtscp();
+            let per_ns = ticks_per_ns();
+            let step_ns = granularity() as f64 / per_ns;
+            let batch = if step_ns > 2.0 { 16 } else { 1 };
+            let nothing: fn() = || {};
+            let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
+                .map(|_| time(nothing, batch, rdtscp))
+                .collect();
+            empty.sort_unstable();
+            Timer {
+                rdtscp,
+                per_ns,
+                step_ns,
+                batch,
+                overhead: empty[empty.len() / 2],
+                resolution_ns: step_ns.max(1.0 / per_ns) / batch as f64,
+            }
         }
-        let per_call = (0..samples)
-            .map(|_| {
-                time(call, batch, rdtscp).saturating_sub(overhead) as f64 / per_ns / batch as f64
-            })
-            .collect();
-        let fences = if rdtscp {
-            "LFENCE;RDTSC and RDTSCP;LFENCE"
-        } else {
-            "two LFENCE;RDTSC"
-        };
-        let method = if batch == 1 {
-            format!(
-                "each call timed alone between {fences}, minus the median cost of timing nothing"
-            )
-        } else {
-            format!(
-                "the counter moves in steps of {step_ns:.1} ns here, so batches of {batch} calls were timed between {fences}, \
-                 minus the median cost of timing an empty batch, and divided by {batch} (a slow call shows as 1/{batch} of its time)"
-            )
-        };
-        super::Latencies {
-            per_call,
-            batch,
-            resolution_ns: step_ns.max(1.0 / per_ns) / batch as f64,
-            method,
+
+        /// One sample: ns per call of `call`.
+        pub fn per_call(&self, call: fn()) -> f64 {
+            time(call, self.batch, self.rdtscp).saturating_sub(self.overhead) as f64
+                / self.per_ns
+                / self.batch as f64
+        }
+
+        pub fn method(&self) -> String {
+            let fences = if self.rdtscp {
+                "LFENCE;RDTSC and RDTSCP;LFENCE"
+            } else {
+                "two LFENCE;RDTSC"
+            };
+            let batch = self.batch;
+            if batch == 1 {
+                format!(
+                    "each call timed alone between {fences}, minus the median cost of timing nothing"
+                )
+            } else {
+                format!(
+                    "the counter moves in steps of {:.1} ns here, so batches of {batch} calls were timed between {fences}, \
+                     minus the median cost of timing an empty batch, and divided by {batch} (a slow call shows as 1/{batch} of its time)",
+                    self.step_ns
+                )
+            }
         }
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 mod latency {
-    pub fn measure(call: fn(), samples: usize) -> super::Latencies {
-        let t = || super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
-        let nothing: fn() = || {};
-        let batch = |f: fn()| {
-            let a = t();
-            for _ in 0..16 {
-                f();
+    const BATCH: u32 = 16;
+
+    fn batch(f: fn()) -> u64 {
+        let a = super::clock_gettime_ns(libc::CLOCK_MONOTONIC);
+        for _ in 0..BATCH {
+            f();
+        }
+        super::clock_gettime_ns(libc::CLOCK_MONOTONIC) - a
+    }
+
+    /// Batches of 16 calls timed with `CLOCK_MONOTONIC`.
+    pub struct Timer {
+        overhead: u64,
+        pub batch: u32,
+        pub resolution_ns: f64,
+    }
+
+    impl Timer {
+        pub fn new(samples: usize) -> Timer {
+            let nothing: fn() = || {};
+            let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
+                .map(|_| batch(nothing))
+                .collect();
+            empty.sort_unstable();
+            Timer {
+                overhead: empty[empty.len() / 2],
+                batch: BATCH,
+                resolution_ns: 1.0 / BATCH as f64,
             }
-            t() - a
-        };
-        let mut empty: Vec<u64> = (0..samples.clamp(1_000, 100_000))
-            .map(|_| batch(nothing))
-            .collect();
-        empty.sort_unstable();
-        let overhead = empty[empty.len() / 2];
-        let per_call = (0..samples)
-            .map(|_| batch(call).saturating_sub(overhead) as f64 / 16.0)
-            .collect();
-        super::Latencies {
-            per_call,
-            batch: 16,
-            resolution_ns: 1.0 / 16.0,
-            method: "batches of 16 calls timed with CLOCK_MONOTONIC, minus the median cost of timing an empty batch, \
-                     and divided by 16 (a slow call shows as 1/16 of its time)"
-                .to_string(),
+        }
+
+        pub fn per_call(&self, call: fn()) -> f64 {
+            batch(call).saturating_sub(self.overhead) as f64 / BATCH as f64
+        }
+
+        pub fn method(&self) -> String {
+            "batches of 16 calls timed with CLOCK_MONOTONIC, minus the median cost of timing an empty batch, \
+             and divided by 16 (a slow call shows as 1/16 of its time)"
+                .to_string()
         }
     }
 }

@@ -56,3 +56,36 @@ fn harness_detects_a_clock_that_goes_backwards() {
     let r = strict_cross_thread(backwards, 10_000);
     assert_eq!(r.violations, 10_000, "{r:?}");
 }
+
+/// Stamps in the check below: 10^7 in release (`make test-rust` runs this
+/// file so), 10^6 in the workspace's debug run, which is ten times slower.
+const HLC_STAMPS: u64 = if cfg!(debug_assertions) {
+    1_000_000
+} else {
+    10_000_000
+};
+
+/// The hybrid logical clock across threads: `HLC_STAMPS` stamps from two
+/// threads, none twice, each thread's increasing; and a stamp taken after
+/// seeing another thread's is not below it (`make figures` takes 10^8 of
+/// each).
+#[test]
+fn hlc_stamps_are_unique_and_ordered_across_threads() {
+    let read: fn() -> u64 = || fastnow_bench::HLC.now().to_u64();
+    let r = fastnow_bench::unique_across_threads(read, 2, HLC_STAMPS as usize / 2);
+    assert_eq!(
+        (r.stamps, r.duplicates, r.not_increasing),
+        (HLC_STAMPS, 0, 0),
+        "{r:?}"
+    );
+    let r = strict_cross_thread(read, CHECKS);
+    assert_eq!(r.violations, 0, "{r:?}");
+}
+
+/// The uniqueness harness can fail: a clock that repeats itself does.
+#[test]
+fn unique_harness_detects_repeats_and_decreases() {
+    let repeats: fn() -> u64 = || 7;
+    let r = fastnow_bench::unique_across_threads(repeats, 2, 1000);
+    assert_eq!((r.duplicates, r.not_increasing), (1999, 1998), "{r:?}");
+}

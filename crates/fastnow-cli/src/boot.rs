@@ -5,7 +5,6 @@
 
 use fastnow::{BootInstant, Instant, Source};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write;
 use std::time::{Duration, Instant as StdInstant};
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -173,35 +172,32 @@ pub fn measure(quick: bool) -> Boot {
     }
 }
 
-pub fn text(out: &mut String, b: &Boot) {
-    let _ = writeln!(out, "\nTIME ACROSS SUSPEND (fastnow::BootInstant)");
-    let _ = writeln!(out, "  route          {} — {}", b.route, b.why);
+/// The section's lines, as (label, value).
+pub fn rows(b: &Boot) -> Vec<(&'static str, String)> {
     let os = match (b.os_ns_per_call, b.vs_os) {
         (Some(os), Some(ratio)) => format!("; {BOOT_CLOCK} alone {os:.1} ns ({ratio:.2}x)"),
         _ => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "  cost           {:.1} ns per call; Instant::now {:.1} ns ({:.2}x){os}",
-        b.ns_per_call, b.instant_ns_per_call, b.vs_instant
-    );
-    match b.interval_kernel_ns {
-        Some(kernel) => {
-            let _ = writeln!(
-                out,
-                "  agreement      over {:.3} s of {BOOT_CLOCK}: {:+} ns (±{} ns of brackets)",
-                kernel as f64 / 1e9,
-                b.interval_fastnow_ns as i64 - kernel as i64,
-                b.bracket_ns.unwrap_or(0)
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "  agreement      no boot clock to compare here: BootInstant advances as Instant does"
-            );
-        }
-    }
+    let agreement = match b.interval_kernel_ns {
+        Some(kernel) => format!(
+            "over {:.3} s of {BOOT_CLOCK}: {:+} ns (±{} ns of brackets)",
+            kernel as f64 / 1e9,
+            b.interval_fastnow_ns as i64 - kernel as i64,
+            b.bracket_ns.unwrap_or(0)
+        ),
+        None => "no boot clock to compare here: BootInstant advances as Instant does".to_string(),
+    };
+    vec![
+        ("route", format!("{} — {}", b.route, b.why)),
+        (
+            "cost",
+            format!(
+                "{:.1} ns per call; Instant::now {:.1} ns ({:.2}x){os}",
+                b.ns_per_call, b.instant_ns_per_call, b.vs_instant
+            ),
+        ),
+        ("agreement", agreement),
+    ]
 }
 
 #[cfg(test)]
@@ -223,12 +219,8 @@ mod tests {
         if cfg!(any(target_os = "linux", target_os = "android")) {
             assert!(b.os_ns_per_call.is_some());
         }
-        let mut out = String::new();
-        text(&mut out, &b);
-        assert!(
-            out.contains("TIME ACROSS SUSPEND") && out.contains(&b.route),
-            "{out}"
-        );
+        let out: String = rows(&b).iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+        assert!(out.contains(&b.route), "{out}");
         let json = serde_json::to_string(&b).unwrap();
         assert_eq!(serde_json::from_str::<Boot>(&json).unwrap(), b);
     }

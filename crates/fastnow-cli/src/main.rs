@@ -6,8 +6,10 @@
 
 mod boot;
 mod compare;
+mod info;
 mod measure;
 mod render;
+mod snapshot;
 mod thread_cpu;
 mod verdict;
 
@@ -50,9 +52,11 @@ enum Command {
     /// against CLOCK_MONOTONIC over --window; the wall tier's error against CLOCK_REALTIME, to the
     /// nanosecond; the coarse tier's staleness with upkeep at 1 ms.
     ///
-    /// THREAD CPU TIME — the route fastnow::ThreadCpuInstant takes here and why (the perf page, or
-    /// the OS call and why the page was refused), its cost against clock_gettime
-    /// (CLOCK_THREAD_CPUTIME_ID), and its agreement with that clock over a busy loop and a sleep.
+    /// THREAD CPU TIME — the route fastnow::ThreadCpuInstant takes here and why (the perf page; or,
+    /// where the page offers no user-space time, the perf event's ioctl or the OS call, whichever
+    /// the process measured cheaper at first use, with both costs; or the OS call and why the page
+    /// was refused), its cost against clock_gettime(CLOCK_THREAD_CPUTIME_ID), and its agreement
+    /// with that clock over a busy loop and a sleep.
     ///
     /// TIME ACROSS SUSPEND — how fastnow::BootInstant reads here and why (the counter's line plus
     /// the boot offset, or the boot clock itself on the OS source), its cost against
@@ -78,7 +82,10 @@ enum Command {
         env!("CARGO_PKG_VERSION")
     ))]
     Report(ReportArgs),
-    /// Print the clock fastnow chose and why, without measuring.
+    /// Print the clock fastnow chose and why, without measuring: the source, the reason (the
+    /// kernel's clocksource and its verdict, or the fallback), the frequency and how it was
+    /// obtained, the calibration, MonotonicInstant's strategy, the thread CPU route, and
+    /// fastnow's one-line summary.
     Info,
 }
 
@@ -125,7 +132,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Info => {
             let _ = fastnow::Instant::now().elapsed();
-            println!("{}", fastnow::clock_info());
+            out(&info::text(&fastnow::clock_info()));
             ExitCode::SUCCESS
         }
         Command::Report(args) => match report(args) {

@@ -4,7 +4,6 @@
 
 use fastnow::{ThreadCpuInstant, ThreadCpuSource};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write;
 use std::time::{Duration, Instant as StdInstant};
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -13,6 +12,12 @@ pub struct ThreadCpu {
     pub source: String,
     /// Why that route: the perf page's refusal, or why there is none.
     pub why: String,
+    /// Where the perf page offers no user-space time: the OS call and the
+    /// perf event's own system call as the process measured them when it
+    /// chose (`ClockInfo::thread_cpu_costs`, ns per call), and whether it
+    /// took the event's; absent where it did not have to choose.
+    #[serde(default)]
+    pub choice: Option<RouteChoice>,
     /// `fastnow::measures_thread_cpu_time()`.
     pub measures_thread_cpu_time: bool,
     /// `ThreadCpuInstant::now()`, ns per call (median of interleaved rounds).
@@ -29,6 +34,14 @@ pub struct ThreadCpu {
     /// `ThreadCpuInstant` over a sleep, ns of CPU (wall time: `sleep_ns`).
     pub sleep_cpu_ns: u64,
     pub sleep_ns: u64,
+}
+
+/// `fastnow::ThreadCpuCosts`, as the report keeps it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct RouteChoice {
+    pub os_call_ns: u32,
+    pub perf_ioctl_ns: u32,
+    pub perf_ioctl_taken: bool,
 }
 
 /// The OS's thread clock, straight (the baseline a reading is held to).
@@ -82,6 +95,10 @@ fn costs(rounds: usize, iters: u32) -> (f64, Option<f64>) {
 pub fn measure(quick: bool) -> ThreadCpu {
     let info = fastnow::clock_info();
     let why = match (info.thread_cpu, info.thread_cpu_fallback) {
+        (ThreadCpuSource::PerfIoctl, _) => {
+            "the perf page offers no cap_user_time; the event's own system call measured cheaper"
+                .to_string()
+        }
         (_, Some(refusal)) => format!("perf page refused: {refusal}"),
         (ThreadCpuSource::PerfPage, None) => "the perf page offers cap_user_time".to_string(),
         (ThreadCpuSource::Os(_), None) => {
@@ -119,6 +136,11 @@ pub fn measure(quick: bool) -> ThreadCpu {
     ThreadCpu {
         source: info.thread_cpu.to_string(),
         why,
+        choice: info.thread_cpu_costs.map(|c| RouteChoice {
+            os_call_ns: c.os_call_ns,
+            perf_ioctl_ns: c.perf_ioctl_ns,
+            perf_ioctl_taken: c.perf_ioctl_taken,
+        }),
         measures_thread_cpu_time: fastnow::measures_thread_cpu_time(),
         ns_per_call,
         os_ns_per_call,
@@ -130,9 +152,8 @@ pub fn measure(quick: bool) -> ThreadCpu {
     }
 }
 
-pub fn text(out: &mut String, t: &ThreadCpu) {
-    let _ = writeln!(out, "\nTHREAD CPU TIME (fastnow::ThreadCpuInstant)");
-    let _ = writeln!(out, "  route          {} — {}", t.source, t.why);
+/// The section's lines, as (label, value).
+pub fn rows(t: &ThreadCpu) -> Vec<(&'static str, String)> {
     let cost = match (t.os_ns_per_call, t.vs_os) {
         (Some(os), Some(ratio)) => format!(
             "{:.1} ns per call; the OS call alone {os:.1} ns ({ratio:.2}x)",
@@ -140,36 +161,53 @@ pub fn text(out: &mut String, t: &ThreadCpu) {
         ),
         _ => format!("{:.1} ns per call", t.ns_per_call),
     };
-    let _ = writeln!(out, "  cost           {cost}");
-    match t.busy_kernel_ns {
-        Some(kernel) => {
-            let _ = writeln!(
-                out,
-                "  busy loop      {:.3} ms of CPU by fastnow, {:.3} ms by CLOCK_THREAD_CPUTIME_ID ({:+} ns)",
-                t.busy_fastnow_ns as f64 / 1e6,
-                kernel as f64 / 1e6,
-                t.busy_fastnow_ns as i64 - kernel as i64
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "  busy loop      {:.3} ms of CPU by fastnow (no OS thread clock to compare)",
-                t.busy_fastnow_ns as f64 / 1e6
-            );
-        }
+    let busy = match t.busy_kernel_ns {
+        Some(kernel) => format!(
+            "{:.3} ms of CPU by fastnow, {:.3} ms by CLOCK_THREAD_CPUTIME_ID ({:+} ns)",
+            t.busy_fastnow_ns as f64 / 1e6,
+            kernel as f64 / 1e6,
+            t.busy_fastnow_ns as i64 - kernel as i64
+        ),
+        None => format!(
+            "{:.3} ms of CPU by fastnow (no OS thread clock to compare)",
+            t.busy_fastnow_ns as f64 / 1e6
+        ),
+    };
+    let mut rows = vec![("route", format!("{} — {}", t.source, t.why))];
+    if let Some(c) = t.choice {
+        rows.push((
+            "route choice",
+            format!(
+                "the OS call {} ns, the perf event's ioctl {} ns per call \
+                 (measured at first use, interleaved): {}",
+                c.os_call_ns,
+                c.perf_ioctl_ns,
+                if c.perf_ioctl_taken {
+                    "the ioctl taken"
+                } else {
+                    "the OS call kept (the ioctl must be 3 % cheaper, in most rounds)"
+                }
+            ),
+        ));
     }
-    let _ = writeln!(
-        out,
-        "  asleep         {:.3} ms of CPU over {:.1} ms of sleep{}",
-        t.sleep_cpu_ns as f64 / 1e6,
-        t.sleep_ns as f64 / 1e6,
-        if t.measures_thread_cpu_time {
-            ""
-        } else {
-            " (not a thread CPU clock here)"
-        }
-    );
+    rows.extend([
+        ("cost", cost),
+        ("busy loop", busy),
+        (
+            "asleep",
+            format!(
+                "{:.3} ms of CPU over {:.1} ms of sleep{}",
+                t.sleep_cpu_ns as f64 / 1e6,
+                t.sleep_ns as f64 / 1e6,
+                if t.measures_thread_cpu_time {
+                    ""
+                } else {
+                    " (not a thread CPU clock here)"
+                }
+            ),
+        ),
+    ]);
+    rows
 }
 
 #[cfg(test)]
@@ -188,12 +226,22 @@ mod tests {
             assert!(t.busy_fastnow_ns + kernel / 100 + 1_000_000 >= kernel);
             assert!(t.os_ns_per_call.is_some() && t.measures_thread_cpu_time);
         }
-        let mut out = String::new();
-        text(&mut out, &t);
-        assert!(
-            out.contains("THREAD CPU TIME") && out.contains(&t.source),
-            "{out}"
+        let out: String = rows(&t).iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+        assert!(out.contains(&t.source), "{out}");
+        // The route choice is shown where the process made one, and agrees
+        // with the route.
+        let info = fastnow::clock_info();
+        assert_eq!(
+            t.choice.map(|c| c.perf_ioctl_taken),
+            info.thread_cpu_costs.map(|c| c.perf_ioctl_taken)
         );
+        assert_eq!(out.contains("route choice"), t.choice.is_some(), "{out}");
+        if let Some(c) = t.choice {
+            assert_eq!(
+                c.perf_ioctl_taken,
+                t.source == ThreadCpuSource::PerfIoctl.to_string()
+            );
+        }
         let json = serde_json::to_string(&t).unwrap();
         assert_eq!(serde_json::from_str::<ThreadCpu>(&json).unwrap(), t);
     }

@@ -6,6 +6,27 @@ use crate::wall::UnixTime;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+/// `compare_exchange` or `compare_exchange_weak` of a stamp: the
+/// `AtomicU64` method of that name on its nanoseconds.
+macro_rules! compare_exchange {
+    ($(#[$doc:meta])* $method:ident, $value:ident, $to:ident, $from:path) => {
+        $(#[$doc])*
+        #[inline]
+        pub fn $method(
+            &self,
+            current: $value,
+            new: $value,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<$value, $value> {
+            self.0
+                .$method(current.$to(), new.$to(), success, failure)
+                .map($from)
+                .map_err($from)
+        }
+    };
+}
+
 macro_rules! atomic_stamp {
     ($(#[$doc:meta])* $name:ident, $value:ident, $to:ident, $from:path) => {
         $(#[$doc])*
@@ -37,38 +58,18 @@ macro_rules! atomic_stamp {
                 $from(self.0.swap(value.$to(), order))
             }
 
-            /// Stores `new` if the stamp is `current`; returns the previous
-            /// stamp, as `Ok` when it was `current` (see
-            /// [`AtomicU64::compare_exchange`]).
-            #[inline]
-            pub fn compare_exchange(
-                &self,
-                current: $value,
-                new: $value,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<$value, $value> {
-                self.0
-                    .compare_exchange(current.$to(), new.$to(), success, failure)
-                    .map($from)
-                    .map_err($from)
-            }
+            compare_exchange!(
+                /// Stores `new` if the stamp is `current`; returns the previous
+                /// stamp, as `Ok` when it was `current` (see
+                /// [`AtomicU64::compare_exchange`]).
+                compare_exchange, $value, $to, $from
+            );
 
-            /// Like [`compare_exchange`](Self::compare_exchange), but may
-            /// fail spuriously; for retry loops.
-            #[inline]
-            pub fn compare_exchange_weak(
-                &self,
-                current: $value,
-                new: $value,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<$value, $value> {
-                self.0
-                    .compare_exchange_weak(current.$to(), new.$to(), success, failure)
-                    .map($from)
-                    .map_err($from)
-            }
+            compare_exchange!(
+                /// Like [`compare_exchange`](Self::compare_exchange), but may
+                /// fail spuriously; for retry loops.
+                compare_exchange_weak, $value, $to, $from
+            );
 
             /// Moves the stamp to `value` if that is later; returns the
             /// previous stamp.

@@ -2,22 +2,17 @@
 //! spent suspended.
 //!
 //! A reading is the precise reading plus the boot offset the published
-//! state carries (`timekeeper::boot`), loaded in the same state load: one
+//! state carries (`timekeeper::offsets`), loaded in the same state load: one
 //! more load than [`Instant::now`](crate::Instant::now), no system call.
 
-use crate::precise::{duration_nanos, instant_type, nanos_to_duration};
+use crate::precise::instant_type;
+use crate::timekeeper::{self, Clock};
 use core::fmt;
-use core::ops::{Add, AddAssign, Sub, SubAssign};
-use core::time::Duration;
 
 /// Nanoseconds on the boot timeline now.
 #[inline(always)]
-pub(crate) fn read_boot_nanos() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::boot_nanos() {
-        return t;
-    }
-    crate::timekeeper::read::read_boot_nanos()
+fn read_boot_nanos() -> u64 {
+    timekeeper::read(Clock::Boot, false)
 }
 
 instant_type!(
@@ -80,6 +75,7 @@ instant_type!(
 mod tests {
     use super::*;
     use crate::Instant;
+    use core::time::Duration;
     use std::format;
 
     /// On one thread a boot reading never goes back, and it is never behind
@@ -118,7 +114,7 @@ mod tests {
         assert_eq!(t.checked_duration_since(t + Duration::from_nanos(1)), None);
         assert_eq!(
             format!("{t:?}"),
-            format!("BootInstant {{ nanos: {} }}", 1u64 << 62)
+            format!("BootInstant(0s after {})", crate::precise::TIMELINE_ZERO)
         );
     }
 }

@@ -4,7 +4,8 @@
 //! readers (coarse.rs), whose first use starts the upkeep thread, and that
 //! thread (upkeep.rs), which refreshes it.
 
-use crate::precise::{Instant, MonotonicInstant};
+use crate::precise::Instant;
+use crate::timekeeper::{self, Clock};
 use crate::wall;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,26 +27,35 @@ pub(crate) static RECENT_UNIX: Cached = Cached(AtomicU64::new(0));
 /// }
 /// ```
 pub fn refresh() -> Instant {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        // A mock's time is its own: the cache is the process's.
-        return Instant::from_nanos(t);
-    }
-    // A MonotonicInstant reading, so that whatever reads the cache and then
-    // a MonotonicInstant gets a later one; keep the largest, as refreshes
-    // from several threads may store out of order.
-    let now = MonotonicInstant::now().as_nanos().max(1);
+    refresh_as(Refresher::Program)
+}
+
+/// Who refreshes the cache: the program (`refresh`, the coarse tier's
+/// first use), or the upkeep thread, whose writes of `MonotonicInstant`'s
+/// mark never count as the program's contention.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refresher {
+    Program,
+    Upkeep,
+}
+
+/// `refresh`, made by `who`.
+pub(crate) fn refresh_as(who: Refresher) -> Instant {
+    // A reading that every MonotonicInstant read after the cache is loaded
+    // is at or above (`precise::reading_for_cache`); keep the largest, as
+    // refreshes from several threads may store out of order.
+    let now = crate::precise::reading_for_cache(who == Refresher::Upkeep).max(1);
     // Never 0 (the "unset" value), even at the epoch.
     let unix = wall::unix_nanos().max(1);
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        // A global mock installed since the check above: what was just
-        // read may be its time, which must not enter the process's cache.
-        return Instant::from_nanos(t);
-    }
-    let prev = RECENT_NANOS.0.fetch_max(now, Ordering::Release);
-    RECENT_UNIX.0.store(unix, Ordering::Release);
-    Instant::from_nanos(prev.max(now))
+    // Stored after the readings, through the mock's check: under a mock
+    // (one installed since the readings too) they may be its time, which
+    // is its own, while the cache is the process's.
+    let nanos = timekeeper::or_mock(Clock::Precise, || {
+        let prev = RECENT_NANOS.0.fetch_max(now, Ordering::Release);
+        RECENT_UNIX.0.store(unix, Ordering::Release);
+        prev.max(now)
+    });
+    Instant::from_nanos(nanos)
 }
 
 /// Default upkeep resolution.

@@ -7,6 +7,7 @@
 
 use crate::cache::{refresh, RECENT_NANOS, RECENT_UNIX};
 use crate::precise::Instant;
+use crate::timekeeper::{self, Clock};
 use crate::wall::{self, UnixTime};
 use core::sync::atomic::Ordering;
 
@@ -66,17 +67,14 @@ use core::sync::atomic::Ordering;
 /// ```
 #[inline]
 pub fn recent() -> Instant {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        return Instant::from_nanos(t);
-    }
     // Acquire: pairs with the refresh's Release, so readings taken after
     // this load are ordered after the cached reading (see the docs above).
-    let nanos = RECENT_NANOS.0.load(Ordering::Acquire);
-    if nanos == 0 {
-        return first_use();
-    }
-    Instant::from_nanos(nanos)
+    Instant::from_nanos(timekeeper::or_mock(Clock::Precise, || {
+        match RECENT_NANOS.0.load(Ordering::Acquire) {
+            0 => first_use().as_nanos(),
+            nanos => nanos,
+        }
+    }))
 }
 
 /// Unix nanoseconds of the last refresh: one atomic load, kept fresh as
@@ -88,35 +86,31 @@ pub fn recent() -> Instant {
 /// ```
 #[inline]
 pub fn recent_unix_nanos() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(ns) = crate::mock::unix_nanos() {
-        return ns;
-    }
-    let ns = RECENT_UNIX.0.load(Ordering::Acquire);
-    if ns == 0 {
-        return first_use_unix();
-    }
-    ns
+    timekeeper::or_mock(Clock::Wall, || {
+        match RECENT_UNIX.0.load(Ordering::Acquire) {
+            0 => first_use_unix(),
+            ns => ns,
+        }
+    })
 }
 
 /// A test hook run at the start of `first_use` (the `mock` and
-/// `test-hooks` features only; set by `__test::before_first_refresh`): it
+/// `__test-hooks` features only; set by `__test::before_first_refresh`): it
 /// lets a test install a global mock between a reader's mock check and its
 /// first refresh.
-#[cfg(all(feature = "mock", feature = "test-hooks"))]
+#[cfg(all(feature = "mock", feature = "__test-hooks"))]
 pub(crate) static BEFORE_FIRST_REFRESH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
 #[cold]
 #[inline(never)]
 fn first_use() -> Instant {
-    #[cfg(all(feature = "mock", feature = "test-hooks"))]
+    #[cfg(all(feature = "mock", feature = "__test-hooks"))]
     if let Some(hook) = BEFORE_FIRST_REFRESH.get() {
         hook();
     }
     let now = refresh();
-    // The first use starts the upkeep thread; the thread refreshes the
-    // cache below both (cache.rs), so neither file imports the other's
-    // caller.
+    // The first use starts the upkeep thread (the coarse tier sits above
+    // it); the thread refreshes the cache below both (cache.rs).
     #[cfg(feature = "std")]
     crate::upkeep::auto_start();
     now
@@ -132,15 +126,10 @@ fn first_use() -> Instant {
 fn first_use_unix() -> u64 {
     first_use();
     match RECENT_UNIX.0.load(Ordering::Acquire) {
-        0 => {
-            #[cfg(feature = "mock")]
-            if let Some(ns) = crate::mock::unix_nanos() {
-                return ns;
-            }
-            // Only a mock leaves the cache unset (refresh stores at least 1);
-            // gone again already, the current time stands in for it.
-            wall::unix_nanos().max(1)
-        }
+        // Only a mock leaves the cache unset (refresh stores at least 1):
+        // its time is the answer; gone again already, the current time
+        // stands in for it.
+        0 => timekeeper::or_mock(Clock::Wall, || wall::unix_nanos().max(1)),
         ns => ns,
     }
 }

@@ -37,7 +37,11 @@
 //! kernel's verdict is read again every second, and if it drops the counter
 //! (its watchdog found the TSC unstable), so does fastnow, without a reading
 //! stepping back. Otherwise every type reads `CLOCK_MONOTONIC` instead, with
-//! the same API and guarantees. `FASTNOW_CLOCK=counter|os` overrides the
+//! the same API and guarantees. A verdict that cannot be read *for now* —
+//! the process out of descriptors or memory — changes nothing: the counter
+//! stays in use, or, at the first reading, waits (on `CLOCK_MONOTONIC`)
+//! until the verdict can be read, and [`ClockInfo::verdict_unavailable`]
+//! says why. `FASTNOW_CLOCK=counter|os` overrides the
 //! choice; an invalid value is ignored and reported in
 //! [`ClockInfo::env_override`].
 //!
@@ -50,15 +54,15 @@
 //! rate — which NTP, chrony or PTP adjust — within about two seconds. Each
 //! new rate takes over at a point fixed in advance, continuing the old line
 //! there, so the conversion is one non-decreasing function of the counter
-//! for every thread and an `elapsed()` never steps back. The update runs
-//! up to twice a second (where the kernel's clocksource is followed) on the
-//! reader that finds it due — a rate sample, or a re-check of the kernel's
-//! clocksource (one system call), whose costs `BENCHMARKS.md` gives, warm
-//! and as a read in a hot loop meets them a second after they last ran — or
-//! on the coarse tier's upkeep thread while that runs, and readers then
-//! only load: programs that cannot have one read take that long run it. See
-//! `spec/SEMANTICS.md` for the rules, and [`recalibrate`] to restart the
-//! measurement after a suspend or a migration.
+//! for every thread and an `elapsed()` never steps back. These updates
+//! (a rate sample, and once a second a re-check of the kernel's
+//! clocksource, one system call) run up to twice a second on the reader
+//! that finds one due, which pays for it; while the coarse tier's upkeep
+//! thread runs, that thread makes them and readers only load. A program
+//! that cannot let a reading take that long (`BENCHMARKS.md` gives the
+//! costs) runs the upkeep. See `spec/SEMANTICS.md` for the rules, and
+//! [`recalibrate`] to restart the measurement after a suspend or a
+//! migration.
 //!
 //! # Async-signal safety and fork
 //! Every reading, including the first of the process, may be made in a
@@ -81,8 +85,15 @@
 //!   kernel's clocksource through `libc`), with everything else unchanged.
 //! - `mock`: `fastnow::mock::MockClock`, a manual clock for tests (needs `std`).
 //! - `tracing`: timers for `tracing-subscriber` from the wall tier (needs `std`).
-//! - `test-hooks`: not part of the API; for this workspace's own tests and
-//!   benches.
+//! - `uhlc`: `fastnow::uhlc::wall_clock`, the wall tier as the physical
+//!   clock of uhlc's hybrid logical clocks (`HLCBuilder::with_clock`), and
+//!   [`hlc::Timestamp`] to and from `uhlc::NTP64` (no `std` needed).
+//!
+//! # Time beyond one process
+//! [`hlc::Hlc`] is a hybrid logical clock: [`hlc::Timestamp`]s that order
+//! events across machines whose clocks disagree (a message's receipt is
+//! stamped above its send), close to the wall clock, never going back, for
+//! a [`unix_nanos`] reading and a compare-and-swap. See the [`hlc`] module.
 //!
 //! # Bridges for the instant types
 //! - `std` (default): `std::time::Instant::from(t)` for [`Instant`],
@@ -99,14 +110,9 @@
 //!   feature's clocks drive in tests (needs `std`).
 //!
 //! Rate limiters, caches and metrics take a clock only where they have a
-//! hook for one. governor does (its `clock::Clock` trait). These do not,
-//! so fastnow cannot be their clock: moka (0.12) reads `std::time::Instant`
-//! internally, or `quanta::Instant` with its `quanta` feature, and its
-//! builders take no clock; metrics-util (0.20) takes a `quanta::Clock` (its
-//! `Recency::new(clock, …)`), which only quanta can make, a real one or
-//! quanta's mock; tokio-metrics (0.5) reads `tokio::time::Instant::now()`
-//! in its task monitor (`std::time::Instant` without its `rt` feature) and
-//! `std::time::Instant::now()` in its runtime monitor, and takes no clock.
+//! hook for one, as governor does (its `clock::Clock` trait); where a crate
+//! reads `std::time::Instant`, quanta's or tokio's clock itself and takes
+//! none, fastnow cannot be its clock.
 //!
 //! Interop features give [`UnixTime`] the traits and conversions of other
 //! crates' time types. Each conversion is exact to the nanosecond both ways;
@@ -131,10 +137,9 @@
 //! - `prost`: `From<UnixTime> for prost_types::Timestamp`,
 //!   `TryFrom<prost_types::Timestamp> for UnixTime`.
 //!
-//! The crate's `rust-version` is that of its own code; the current releases
-//! of `jiff` (1.x), `prost-types` (0.14) and `tokio` (1.x) need Rust 1.85,
-//! those of `time` 1.88 (any `time` from 0.3.41 on is accepted, and 0.3.41
-//! needs 1.67); `governor` 0.10 builds with the crate's own.
+//! The crate's `rust-version` is that of its own code; a feature's
+//! dependency may need a newer Rust, which only builds with that feature on
+//! do (`Cargo.toml` says which, beside each feature).
 //!
 //! ```
 //! # #[cfg(all(feature = "jiff", feature = "chrono"))] {
@@ -159,6 +164,7 @@ mod atomic;
 mod boot;
 mod cache;
 mod coarse;
+pub mod hlc;
 mod info;
 mod interop;
 pub mod migration;
@@ -166,6 +172,7 @@ pub mod migration;
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub mod mock;
 mod precise;
+mod snapshot;
 mod source;
 mod thread_cpu;
 mod timekeeper;
@@ -183,18 +190,25 @@ mod wall;
 /// full; the emulated runs are there for the target's own code.
 #[cfg(test)]
 pub(crate) fn proptest_cases(native: u32) -> u32 {
-    if std::env::var_os("FASTNOW_TEST_RUNNER").is_some() {
+    if emulated() {
         (native / 8).max(32)
     } else {
         native
     }
 }
 
+/// Whether the tests run under an emulator (the cross-target runs set
+/// `FASTNOW_TEST_RUNNER`).
+#[cfg(test)]
+pub(crate) fn emulated() -> bool {
+    std::env::var_os("FASTNOW_TEST_RUNNER").is_some()
+}
+
 pub use atomic::{AtomicInstant, AtomicUnixTime};
 pub use boot::BootInstant;
 pub use cache::{refresh, DEFAULT_RESOLUTION};
 pub use coarse::{recent, recent_unix_nanos};
-pub use info::{clock_info, recalibrate, ClockInfo};
+pub use info::{clock_info, recalibrate, ClockInfo, CounterJump};
 #[cfg(feature = "governor")]
 #[cfg_attr(docsrs, doc(cfg(feature = "governor")))]
 pub use interop::governor;
@@ -202,10 +216,14 @@ pub use interop::rfc3339::ParseError;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use interop::serde;
+#[cfg(feature = "uhlc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uhlc")))]
+pub use interop::uhlc;
 pub use precise::{Instant, MonotonicInstant, MonotonicMode, OrderedInstant};
+pub use snapshot::{conversion_error, ClockSnapshot};
 pub use source::arch::FreqOrigin;
-pub use source::detect::{Clocksource, EnvOverride, Fallback, Source};
-pub use source::thread_cpu::{ThreadCpuFallback, ThreadCpuSource};
+pub use source::detect::{Clocksource, EnvOverride, Fallback, Source, VerdictUnavailable};
+pub use source::thread_cpu::{ThreadCpuCosts, ThreadCpuFallback, ThreadCpuSource};
 pub use thread_cpu::{measures_thread_cpu_time, ThreadCpuInstant};
 #[cfg(feature = "std")]
 pub use upkeep::{set_auto_upkeep, start_upkeep, stop_upkeep, upkeep_resolution, UpkeepError};
@@ -220,35 +238,33 @@ pub use wall::{
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-/// Test hooks, for this workspace's tests and benches (the `test-hooks`
+/// Test hooks, for this workspace's tests and benches (the `__test-hooks`
 /// feature). Not part of the API.
-#[cfg(feature = "test-hooks")]
+#[cfg(feature = "__test-hooks")]
 #[doc(hidden)]
 pub mod __test {
     /// Runs `f` while this thread holds the timekeeper's writers' lock (as
     /// a state update does), whether or not anything was published yet.
     pub fn with_writer_lock<R>(f: impl FnOnce() -> R) -> R {
-        crate::timekeeper::TK.with_lock(f)
+        crate::timekeeper::hooks::with_writer_lock(f)
     }
 
     /// How many readings so far returned a lower bound of the next state
     /// (past a state's end while another thread held the writers' lock).
     pub fn slowed_readings() -> u64 {
-        crate::timekeeper::TK
-            .slowed
-            .load(core::sync::atomic::Ordering::Relaxed)
+        crate::timekeeper::hooks::slowed_readings()
     }
 
     /// What a state update costs the reader that does it, in nanoseconds:
     /// a rate sample, or (`check`) a clocksource re-check.
     pub fn reader_update_cost(check: bool) -> u64 {
-        crate::timekeeper::TK.reader_update_cost(check)
+        crate::timekeeper::hooks::reader_update_cost(check)
     }
 
     /// The same update, untimed: a caller times it with a bare counter
     /// read, so that no OS clock reading before it warms the update's path.
     pub fn reader_update(check: bool) {
-        crate::timekeeper::TK.reader_update(check)
+        crate::timekeeper::hooks::reader_update(check)
     }
 
     /// The width, in nanoseconds, of the bracket that anchors conversions to
@@ -263,13 +279,33 @@ pub mod __test {
 
     /// How many states have been published (each update adds one or two).
     pub fn state_generation() -> u64 {
-        crate::timekeeper::TK.state.sequence() / 2
+        crate::timekeeper::hooks::state_generation()
     }
 
     /// Makes the thread CPU clock's perf event fail to open with `errno`
     /// (0: opens normally again).
     pub fn thread_cpu_fail_open(errno: i32) {
         crate::thread_cpu::hooks::fail_open(errno)
+    }
+
+    /// Makes the thread CPU clock's `perf_event_open` call fail with
+    /// `errno`, `times` times (`u32::MAX`: always; errno 0: no more).
+    pub fn thread_cpu_fail_perf_event_open(errno: i32, times: u32) {
+        crate::thread_cpu::hooks::fail_syscall(errno, times)
+    }
+
+    /// Makes the thread CPU clock's `mmap` of its perf page fail with
+    /// `errno`, `times` times (`u32::MAX`: always; errno 0: no more).
+    pub fn thread_cpu_fail_mmap(errno: i32, times: u32) {
+        crate::thread_cpu::hooks::fail_map(errno, times)
+    }
+
+    /// Makes the thread CPU clock's choice between the OS call and the perf
+    /// event's own system call, where the page offers no user-space time
+    /// (`Some(true)`: the event's; `None`: measure them, as outside tests).
+    /// The costs are measured all the same.
+    pub fn thread_cpu_choose_perf_ioctl(choice: Option<bool>) {
+        crate::thread_cpu::hooks::choose_syscall(choice)
     }
 
     /// Makes the thread CPU clock accept a perf page without
@@ -285,6 +321,37 @@ pub mod __test {
     pub fn thread_cpu_reset() {
         crate::thread_cpu::hooks::reset()
     }
+
+    /// Makes the thread CPU clock map a synthetic perf page (offering
+    /// `cap_user_time`, counting a nanosecond per counter tick: not CPU
+    /// time) instead of opening a perf event, so that the page route's
+    /// transitions can be tested on a kernel without the time extension.
+    pub fn thread_cpu_synthetic_pages(on: bool) {
+        crate::thread_cpu::hooks::synthetic_pages(on)
+    }
+
+    /// Withdraws `cap_user_time` from the calling thread's synthetic page,
+    /// as the kernel does when it stops trusting the counter.
+    pub fn thread_cpu_withdraw_user_time() {
+        crate::thread_cpu::hooks::withdraw_user_time()
+    }
+
+    /// Runs `hook` with the step's number at each step of a thread CPU
+    /// clock's opening or reading on the perf route (to fork or raise a
+    /// signal there; `None`: no more). Process-wide.
+    pub fn thread_cpu_at_step(hook: Option<fn(u8)>) {
+        crate::thread_cpu::hooks::at_step(hook)
+    }
+
+    /// Opens a perf `task-clock` event for the calling thread that the
+    /// thread CPU clock does not hold (close-on-exec; the caller closes
+    /// it): its descriptor, or `None` where perf events do not open.
+    pub fn thread_cpu_task_clock_descriptor() -> Option<i32> {
+        crate::thread_cpu::hooks::task_clock_descriptor()
+    }
+
+    /// The steps [`thread_cpu_at_step`]'s hook is called at, by number.
+    pub const THREAD_CPU_STEPS: &[&str] = &crate::thread_cpu::hooks::STEPS;
 
     /// Runs `hook` at the start of the coarse tier's first refresh (each
     /// time `recent()` or `recent_unix_nanos()` finds the cache unset),

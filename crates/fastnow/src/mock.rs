@@ -41,9 +41,12 @@
 //! — every advance counts, and no thread sees its readings go back (only
 //! `set_unix_nanos` steps the Unix time, as a system clock can be stepped).
 //!
-//! The feature adds a flag check (a static load, then a thread-local one) to
-//! every read, which is why it is off by default: enable it for tests only
-//! (`[dev-dependencies] fastnow = { version = "…", features = ["mock"] }`).
+//! The feature adds one check to every read — a load of a process-wide
+//! count of installed mocks, and, only while one is installed somewhere,
+//! a look at this thread's — which is why it is off by default: enable it
+//! for tests only (`[dev-dependencies] fastnow = { version = "…", features
+//! = ["mock"] }`). Every clock takes the mock's reading at that one place,
+//! the timekeeper's read, so none has a path of its own for mocks.
 //!
 //! ```
 //! use fastnow::{mock::MockClock, Instant};
@@ -66,7 +69,8 @@
 //! [`refresh`]: crate::refresh
 //! [`BootInstant`]: crate::BootInstant
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::source::os::TIMELINE_OFFSET_NS;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::{Arc, Condvar, Mutex};
@@ -85,7 +89,7 @@ struct State {
 /// real instants use (2^62 ns ahead of the monotonic clock, so that a
 /// mocked instant reaches back as far as a real one; see
 /// `Instant::as_nanos`), and 2001-09-09T01:46:40Z (10^9 s) of Unix time.
-const START_MONO_NS: u64 = crate::timekeeper::TIMELINE_OFFSET_NS + 1_000_000_000;
+const START_MONO_NS: u64 = TIMELINE_OFFSET_NS + 1_000_000_000;
 const START_UNIX_NS: u64 = 1_000_000_000_000_000_000;
 
 impl State {
@@ -143,6 +147,9 @@ std::thread_local! {
     static CURRENT: RefCell<Option<Arc<State>>> = const { RefCell::new(None) };
 }
 
+/// How many mocks are installed, on any thread or process-wide: while none
+/// is, a read looks no further.
+static INSTALLED: AtomicUsize = AtomicUsize::new(0);
 /// Whether a global mock is installed; its clocks.
 static GLOBAL_ACTIVE: AtomicBool = AtomicBool::new(false);
 static GLOBAL: State = State::new();
@@ -175,6 +182,7 @@ impl MockClock {
             );
             *c = Some(state.clone());
         });
+        INSTALLED.fetch_add(1, Ordering::SeqCst);
         MockClock {
             state,
             _not_send: PhantomData,
@@ -236,6 +244,7 @@ impl Drop for MockClock {
     fn drop(&mut self) {
         // `try_with`: a handle dropped during thread-local destruction.
         let _ = CURRENT.try_with(|c| *c.borrow_mut() = None);
+        INSTALLED.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -271,6 +280,7 @@ impl GlobalMockClock {
         }
         *taken = true;
         GLOBAL.reset();
+        INSTALLED.fetch_add(1, Ordering::SeqCst);
         GLOBAL_ACTIVE.store(true, Ordering::SeqCst);
         GlobalMockClock { _private: () }
     }
@@ -310,42 +320,46 @@ impl GlobalMockClock {
 impl Drop for GlobalMockClock {
     fn drop(&mut self) {
         GLOBAL_ACTIVE.store(false, Ordering::SeqCst);
+        INSTALLED.fetch_sub(1, Ordering::SeqCst);
         let mut taken = GLOBAL_TAKEN.lock().unwrap_or_else(|p| p.into_inner());
         *taken = false;
         GLOBAL_FREED.notify_one();
     }
 }
 
-/// One of the mock's clocks, if one applies to this thread: its own mock,
-/// else the global one.
+/// A mock's readings of the three kinds of clock.
+pub(crate) struct Readings {
+    /// Monotonic: what the precise clocks and the coarse tier's instants read.
+    pub(crate) mono: u64,
+    /// The boot timeline: the monotonic time plus the time suspended.
+    pub(crate) boot: u64,
+    /// Unix time: what the wall tier and its cached value read.
+    pub(crate) unix: u64,
+}
+
+/// The readings of the mock that applies to this thread, if one does: its
+/// own mock, else the global one. One load while no mock is installed.
 #[inline(always)]
-fn read(clock: impl Fn(&State) -> u64) -> Option<u64> {
+pub(crate) fn readings() -> Option<Readings> {
+    if INSTALLED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    installed_readings()
+}
+
+#[inline(never)]
+fn installed_readings() -> Option<Readings> {
+    let of = |s: &State| Readings {
+        mono: s.mono_ns.load(Ordering::Relaxed),
+        boot: s.boot_ns(),
+        unix: s.unix_ns.load(Ordering::Relaxed),
+    };
     let local = CURRENT
-        .try_with(|c| c.borrow().as_deref().map(&clock))
+        .try_with(|c| c.borrow().as_deref().map(of))
         .ok()
         .flatten();
     if local.is_some() {
         return local;
     }
-    GLOBAL_ACTIVE
-        .load(Ordering::Relaxed)
-        .then(|| clock(&GLOBAL))
-}
-
-/// The mock's monotonic nanoseconds, if a mock applies to this thread.
-#[inline(always)]
-pub(crate) fn nanos() -> Option<u64> {
-    read(|s| s.mono_ns.load(Ordering::Relaxed))
-}
-
-/// The mock's boot-timeline nanoseconds, if a mock applies to this thread.
-#[inline(always)]
-pub(crate) fn boot_nanos() -> Option<u64> {
-    read(State::boot_ns)
-}
-
-/// The mock's Unix nanoseconds, if a mock applies to this thread.
-#[inline(always)]
-pub(crate) fn unix_nanos() -> Option<u64> {
-    read(|s| s.unix_ns.load(Ordering::Relaxed))
+    GLOBAL_ACTIVE.load(Ordering::Relaxed).then(|| of(&GLOBAL))
 }

@@ -13,11 +13,9 @@
 //! already gives the strongest of these guarantees.
 
 use crate::source::arch;
-use crate::timekeeper::read::counter_chosen;
-use crate::timekeeper::TK;
+use crate::timekeeper::{self, counter_chosen, Clock};
 use core::fmt;
-use core::ops::{Add, AddAssign, Sub, SubAssign};
-#[cfg(any(test, feature = "test-hooks"))]
+#[cfg(any(test, feature = "__test-hooks"))]
 use core::sync::atomic::AtomicBool;
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use core::time::Duration;
@@ -25,21 +23,13 @@ use core::time::Duration;
 /// Nanoseconds now, from a bare counter read.
 #[inline(always)]
 pub(crate) fn read_nanos() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        return t;
-    }
-    TK.read_nanos(false)
+    timekeeper::read(Clock::Precise, false)
 }
 
 /// Nanoseconds now, from a counter read after every preceding load.
 #[inline(always)]
 pub(crate) fn read_nanos_ordered() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        return t;
-    }
-    TK.read_nanos(true)
+    timekeeper::read(Clock::Precise, true)
 }
 
 /// `Duration::from_nanos`, without its division for intervals under a
@@ -77,8 +67,12 @@ pub(crate) fn duration_nanos(d: Duration) -> Option<u64> {
 //
 // So the first MonotonicInstant reading times both on this core (3 × 32
 // calls of each, a few microseconds) and starts on the cheaper one; from the
-// high-water mark it moves, once and for good, to ordered reads after the
-// mark has seen `SWITCH_AFTER` lost compare-and-swaps.
+// high-water mark it moves, once and for good, to ordered reads when the
+// mark sees `SWITCH_AFTER` lost compare-and-swaps within a second of the
+// timeline (contention: readers on several cores at once). Losses further
+// apart are chance collisions, not contention, and start the count again;
+// the coarse tier's refresh raises the mark without counting (`note_cached`),
+// so the upkeep thread alone never makes it switch.
 //
 // Why the switch is safe without a grace period: MODE only ever goes from
 // HIGH_WATER to ORDERED. If reading A happens before reading B, B's load of
@@ -116,34 +110,42 @@ const UNDECIDED: u8 = 0;
 const HIGH_WATER: u8 = 1;
 const ORDERED: u8 = 2;
 /// Lost compare-and-swaps before MonotonicInstant switches to ordered reads.
-const SWITCH_AFTER: u32 = 256;
+pub(crate) const SWITCH_AFTER: u32 = 256;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 /// Cleared by test harnesses that must exercise the high-water strategy
 /// under contention; read only on the contended (cold) path.
-#[cfg(any(test, feature = "test-hooks"))]
+#[cfg(any(test, feature = "__test-hooks"))]
 static SWITCH_ALLOWED: AtomicBool = AtomicBool::new(true);
 
 /// Whether `MonotonicInstant` may leave the high-water mark: always, but
 /// for a test harness that holds it there.
 #[inline]
 fn switch_allowed() -> bool {
-    #[cfg(any(test, feature = "test-hooks"))]
+    #[cfg(any(test, feature = "__test-hooks"))]
     return SWITCH_ALLOWED.load(Ordering::Relaxed);
-    #[cfg(not(any(test, feature = "test-hooks")))]
+    #[cfg(not(any(test, feature = "__test-hooks")))]
     true
 }
 
-/// The shared mark and its contention count on a cache line of their own.
+/// The shared mark and its contention count on a cache line of their own:
+/// the lost compare-and-swaps since the reading `since` (within a second).
 #[repr(align(128))]
 struct Mark {
     nanos: AtomicU64,
     lost: AtomicU32,
+    since: AtomicU64,
 }
 static MARK: Mark = Mark {
     nanos: AtomicU64::new(0),
     lost: AtomicU32::new(0),
+    since: AtomicU64::new(0),
 };
+/// How close together `SWITCH_AFTER` losses must come to count as contention.
+pub(crate) const CONTENTION_WINDOW_NS: u64 = 1_000_000_000;
+/// How stale the mark may be and still be the coarse tier's cached value
+/// (`reading_for_cache`).
+pub(crate) const MARK_FRESH_NS: u64 = 1_000;
 
 /// The first MonotonicInstant reading picks the strategy. The OS clock is
 /// already strictly monotonic across threads, so it never needs the mark.
@@ -168,9 +170,9 @@ fn choose_strategy() -> bool {
     true
 }
 
-/// `timekeeper::read::counter_chosen`, waiting out another thread's
+/// `timekeeper::counter_chosen`, waiting out another thread's
 /// detection: for the test harness's controls only, never a read path.
-#[cfg(any(test, feature = "test-hooks"))]
+#[cfg(any(test, feature = "__test-hooks"))]
 fn counter_chosen_waiting() -> bool {
     loop {
         if let Some(chosen) = counter_chosen() {
@@ -221,18 +223,22 @@ pub(crate) fn monotonic_mode() -> MonotonicMode {
     }
 }
 
+/// Nanoseconds now, made strictly monotonic across threads by the strategy
+/// in use (see above); a mock's, under a mock clock.
 #[inline(always)]
 fn read_nanos_monotonic() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(t) = crate::mock::nanos() {
-        return t;
-    }
+    timekeeper::or_mock(Clock::Precise, monotonic_reading)
+}
+
+/// A reading of the machine's clocks by the strategy in use.
+#[inline(always)]
+fn monotonic_reading() -> u64 {
     // Relaxed orderings suffice: every argument above rests on coherence of a
     // single atomic and on program order after the caller's Acquire load.
     loop {
         match MODE.load(Ordering::Relaxed) {
             HIGH_WATER => {
-                let nanos = read_nanos();
+                let nanos = timekeeper::read_real(Clock::Precise, false);
                 let seen = MARK.nanos.load(Ordering::Relaxed);
                 if nanos <= seen {
                     return seen;
@@ -247,10 +253,10 @@ fn read_nanos_monotonic() -> u64 {
                     Err(_) => raise_contended(nanos),
                 };
             }
-            ORDERED => return read_nanos_ordered(),
+            ORDERED => return timekeeper::read_real(Clock::Precise, true),
             _ => {
                 if !choose_strategy() {
-                    return read_nanos_ordered();
+                    return timekeeper::read_real(Clock::Precise, true);
                 }
             }
         }
@@ -260,10 +266,73 @@ fn read_nanos_monotonic() -> u64 {
 #[cold]
 #[inline(never)]
 fn raise_contended(nanos: u64) -> u64 {
-    if MARK.lost.fetch_add(1, Ordering::Relaxed) + 1 >= SWITCH_AFTER && switch_allowed() {
+    // The count restarts where the last window began more than a second
+    // ago (racing threads may each restart it: the count is a rate, and
+    // contention makes hundreds of losses a millisecond).
+    let since = MARK.since.load(Ordering::Relaxed);
+    let lost = if nanos.saturating_sub(since) > CONTENTION_WINDOW_NS {
+        MARK.since.store(nanos, Ordering::Relaxed);
+        MARK.lost.store(1, Ordering::Relaxed);
+        1
+    } else {
+        MARK.lost.fetch_add(1, Ordering::Relaxed) + 1
+    };
+    if lost >= SWITCH_AFTER && switch_allowed() {
         MODE.store(ORDERED, Ordering::Relaxed);
     }
     MARK.nanos.fetch_max(nanos, Ordering::Relaxed).max(nanos)
+}
+
+/// A reading for the coarse tier's cache, which every `MonotonicInstant`
+/// read after the cache is loaded is at or above, and which never makes the
+/// strategy switch (the refreshing thread is the upkeep's, not the
+/// program's contention) nor chooses it (the program's first reading does).
+///
+/// On ordered reads, an ordered reading: later ones are at or above it by
+/// their order. On the high-water mark, while the program keeps the mark
+/// fresh (within `MARK_FRESH_NS` of an ordered reading taken now) the mark itself,
+/// a reading already taken, with no write to its line (a write there every
+/// refresh was a lost compare-and-swap for the program's readers, or the
+/// refresh's own, often enough to look like contention); otherwise the
+/// ordered reading, raised into the mark first (`refresh_mark`: the write
+/// takes back the loss it may cost a reader). Before the first
+/// `MonotonicInstant` reading, the ordered reading, raised into the mark
+/// too, so that a strategy chosen later starts at or above it.
+pub(crate) fn reading_for_cache(upkeep: bool) -> u64 {
+    // The machine's reading, never a mock's: the mark is the process's.
+    let nanos = timekeeper::read_real(Clock::Precise, true);
+    match MODE.load(Ordering::Relaxed) {
+        ORDERED => nanos,
+        HIGH_WATER => {
+            let seen = MARK.nanos.load(Ordering::Relaxed);
+            if seen.saturating_add(MARK_FRESH_NS) >= nanos {
+                seen
+            } else {
+                refresh_mark(nanos, upkeep)
+            }
+        }
+        _ => refresh_mark(nanos, upkeep),
+    }
+}
+
+/// Raises the mark to `nanos` for the coarse tier's refresh and returns the
+/// mark. Each write of the mark the upkeep thread's refresh makes may cost
+/// one of the program's threads, in the instant between its load of the
+/// mark and its compare-and-swap, one lost compare-and-swap that is not the
+/// program's contention: that refresh (`upkeep`) takes one loss off the
+/// count for each write. With a single reading thread the count then never
+/// exceeds one, however often the upkeep writes and however long the
+/// reader's instant (an emulator's is long). A refresh the program makes
+/// is its own contention, and counts.
+fn refresh_mark(nanos: u64, upkeep: bool) -> u64 {
+    let seen = MARK.nanos.fetch_max(nanos, Ordering::Relaxed);
+    if upkeep && seen < nanos {
+        // (`Err`: the count is 0 already.)
+        let _ = MARK
+            .lost
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| l.checked_sub(1));
+    }
+    seen.max(nanos)
 }
 
 // ---------------------------------------------------------------------------
@@ -302,59 +371,6 @@ macro_rules! instant_type {
                 $name { nanos: $read() }
             }
 
-            /// Time elapsed since this instant, read from the same clock.
-            /// Zero if this instant is in the future.
-            #[inline]
-            #[must_use]
-            pub fn elapsed(&self) -> Duration {
-                nanos_to_duration($read().saturating_sub(self.nanos))
-            }
-
-            /// Time from `earlier` to `self`; zero if `earlier` is later
-            /// (like `std::time::Instant` since Rust 1.60).
-            #[inline]
-            #[must_use]
-            pub fn duration_since(&self, earlier: $name) -> Duration {
-                nanos_to_duration(self.nanos.saturating_sub(earlier.nanos))
-            }
-
-            /// Time from `earlier` to `self`, or `None` if `earlier` is later.
-            #[inline]
-            #[must_use]
-            pub fn checked_duration_since(&self, earlier: $name) -> Option<Duration> {
-                self.nanos.checked_sub(earlier.nanos).map(nanos_to_duration)
-            }
-
-            /// Time from `earlier` to `self`, or zero if `earlier` is later.
-            #[inline]
-            #[must_use]
-            pub fn saturating_duration_since(&self, earlier: $name) -> Duration {
-                self.duration_since(earlier)
-            }
-
-            /// `self + duration`, or `None` if the result does not fit the
-            /// timeline's 64 bits of nanoseconds (an instant of the running
-            /// machine reaches 438 years ahead, less its uptime): exact, as
-            /// `(t + d) - t == d`.
-            #[inline]
-            #[must_use]
-            pub fn checked_add(&self, duration: Duration) -> Option<$name> {
-                let nanos = self.nanos.checked_add(duration_nanos(duration)?)?;
-                Some($name { nanos })
-            }
-
-            /// `self - duration`, or `None` if the result would be before the
-            /// timeline's zero, 2^62 ns (146 years) before the OS monotonic
-            /// clock's (see [`as_nanos`](Self::as_nanos)): an instant of the
-            /// running machine reaches back at least 146 years, however
-            /// recently the machine booted.
-            #[inline]
-            #[must_use]
-            pub fn checked_sub(&self, duration: Duration) -> Option<$name> {
-                let nanos = self.nanos.checked_sub(duration_nanos(duration)?)?;
-                Some($name { nanos })
-            }
-
             $(#[$nanos_doc])*
             #[inline(always)]
             #[must_use]
@@ -370,58 +386,221 @@ macro_rules! instant_type {
             }
         }
 
-        impl Add<Duration> for $name {
-            type Output = $name;
-            /// # Panics
-            /// If the result overflows; use [`checked_add`](Self::checked_add) to handle it.
-            #[inline]
-            fn add(self, rhs: Duration) -> $name {
-                self.checked_add(rhs).expect("overflow when adding duration to instant")
-            }
-        }
+        $crate::precise::instant_arithmetic!(
+            $name,
+            $read,
+            /// Time elapsed since this instant, read from the same clock.
+            /// Zero if this instant is in the future.
+            ,
+            /// Time from `earlier` to `self`; zero if `earlier` is later
+            /// (like `std::time::Instant` since Rust 1.60).
+            ,
+            /// `self + duration`, or `None` if the result does not fit the
+            /// timeline's 64 bits of nanoseconds (an instant of the running
+            /// machine reaches 438 years ahead, less its uptime): exact, as
+            /// `(t + d) - t == d`.
+            ,
+            /// `self - duration`, or `None` if the result would be before the
+            /// timeline's zero, 2^62 ns (146 years) before the OS monotonic
+            /// clock's (see [`as_nanos`](Self::as_nanos)): an instant of the
+            /// running machine reaches back at least 146 years, however
+            /// recently the machine booted.
+        );
 
-        impl AddAssign<Duration> for $name {
-            #[inline]
-            fn add_assign(&mut self, rhs: Duration) {
-                *self = *self + rhs;
-            }
-        }
-
-        impl Sub<Duration> for $name {
-            type Output = $name;
-            /// # Panics
-            /// If the result underflows; use [`checked_sub`](Self::checked_sub) to handle it.
-            #[inline]
-            fn sub(self, rhs: Duration) -> $name {
-                self.checked_sub(rhs).expect("overflow when subtracting duration from instant")
-            }
-        }
-
-        impl SubAssign<Duration> for $name {
-            #[inline]
-            fn sub_assign(&mut self, rhs: Duration) {
-                *self = *self - rhs;
-            }
-        }
-
-        impl Sub<$name> for $name {
-            type Output = Duration;
-            /// Same as [`duration_since`](Self::duration_since): zero if `rhs` is later.
-            #[inline]
-            fn sub(self, rhs: $name) -> Duration {
-                self.duration_since(rhs)
-            }
-        }
-
+        /// The reading's place on its timeline, for a person:
+        /// `Instant(1h2m3.456789012s after boot)` (the time since the zero
+        /// of the OS clock the timeline continues, the machine's boot on
+        /// Unix systems; on other systems the process's first reading), or
+        /// `… before …` for an instant moved back past it, in the units Go's
+        /// `time.Duration` prints. Only arithmetic: no reading, no
+        /// allocation, no panic. (`as_nanos` gives the number itself.)
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name)).field("nanos", &self.nanos).finish()
+                crate::precise::fmt_timeline(f, stringify!($name), self.nanos)
             }
         }
     };
 }
 
-// `BootInstant` (boot.rs) shares the impls.
+/// What the timeline's zero is, in `Debug`: the OS clock's own zero, which
+/// on Unix systems is the machine's boot (`CLOCK_MONOTONIC`,
+/// `CLOCK_UPTIME_RAW`, `CLOCK_BOOTTIME` count from it); elsewhere the
+/// process's first reading (the OS clock is counted from there).
+pub(crate) const TIMELINE_ZERO: &str = if cfg!(unix) {
+    "boot"
+} else {
+    "the process's first reading"
+};
+
+/// `Name(1h2m3.456789012s after boot)`: see the instant types' `Debug`.
+pub(crate) fn fmt_timeline(f: &mut fmt::Formatter<'_>, name: &str, nanos: u64) -> fmt::Result {
+    let zero = crate::timekeeper::TIMELINE_OFFSET_NS;
+    let (d, side) = if nanos >= zero {
+        (nanos - zero, "after")
+    } else {
+        (zero - nanos, "before")
+    };
+    write!(f, "{name}(")?;
+    fmt_duration(f, d)?;
+    write!(f, " {side} {TIMELINE_ZERO})")
+}
+
+/// `d` nanoseconds as Go's `time.Duration` prints them: `0s`, `950ns`,
+/// `1.5µs`, `12.25ms`, `3.000000001s`, `1h2m3.5s` (trailing zeros of the
+/// fraction dropped).
+pub(crate) fn fmt_duration(f: &mut fmt::Formatter<'_>, d: u64) -> fmt::Result {
+    /// `whole.frac` with `digits` digits of `frac`, trailing zeros dropped.
+    fn decimal(f: &mut fmt::Formatter<'_>, whole: u64, frac: u64, digits: u32) -> fmt::Result {
+        write!(f, "{whole}")?;
+        if frac == 0 {
+            return Ok(());
+        }
+        let (mut frac, mut digits) = (frac, digits);
+        while frac % 10 == 0 {
+            frac /= 10;
+            digits -= 1;
+        }
+        write!(f, ".{frac:0width$}", width = digits as usize)
+    }
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+    const S: u64 = 1_000_000_000;
+    match d {
+        0 => f.write_str("0s"),
+        _ if d < US => write!(f, "{d}ns"),
+        _ if d < MS => {
+            decimal(f, d / US, d % US, 3)?;
+            f.write_str("µs")
+        }
+        _ if d < S => {
+            decimal(f, d / MS, d % MS, 6)?;
+            f.write_str("ms")
+        }
+        _ => {
+            let (h, rest) = (d / (3_600 * S), d % (3_600 * S));
+            let (m, rest) = (rest / (60 * S), rest % (60 * S));
+            if h > 0 {
+                write!(f, "{h}h")?;
+            }
+            if h > 0 || m > 0 {
+                write!(f, "{m}m")?;
+            }
+            decimal(f, rest / S, rest % S, 9)?;
+            f.write_str("s")
+        }
+    }
+}
+
+/// What every instant type shares, written once: the std-like arithmetic
+/// of a type that holds `nanos: u64` and is made by `from_nanos`, reading
+/// `$read` for `elapsed`. The docs that differ between clocks (what
+/// elapses, what bounds the range) are given by the caller, in the order
+/// `elapsed`, `duration_since`, `checked_add`, `checked_sub`.
+macro_rules! instant_arithmetic {
+    (
+        $name:ident,
+        $read:path,
+        $(#[$elapsed:meta])* ,
+        $(#[$since:meta])* ,
+        $(#[$add:meta])* ,
+        $(#[$sub:meta])*
+    ) => {
+        impl $name {
+            $(#[$elapsed])*
+            #[inline]
+            #[must_use]
+            pub fn elapsed(&self) -> core::time::Duration {
+                $crate::precise::nanos_to_duration($read().saturating_sub(self.nanos))
+            }
+
+            $(#[$since])*
+            #[inline]
+            #[must_use]
+            pub fn duration_since(&self, earlier: $name) -> core::time::Duration {
+                $crate::precise::nanos_to_duration(self.nanos.saturating_sub(earlier.nanos))
+            }
+
+            /// Time from `earlier` to `self`, or `None` if `earlier` is later.
+            #[inline]
+            #[must_use]
+            pub fn checked_duration_since(&self, earlier: $name) -> Option<core::time::Duration> {
+                self.nanos
+                    .checked_sub(earlier.nanos)
+                    .map($crate::precise::nanos_to_duration)
+            }
+
+            /// Time from `earlier` to `self`, or zero if `earlier` is later.
+            #[inline]
+            #[must_use]
+            pub fn saturating_duration_since(&self, earlier: $name) -> core::time::Duration {
+                self.duration_since(earlier)
+            }
+
+            $(#[$add])*
+            #[inline]
+            #[must_use]
+            pub fn checked_add(&self, duration: core::time::Duration) -> Option<$name> {
+                let d = $crate::precise::duration_nanos(duration)?;
+                Some($name::from_nanos(self.nanos.checked_add(d)?))
+            }
+
+            $(#[$sub])*
+            #[inline]
+            #[must_use]
+            pub fn checked_sub(&self, duration: core::time::Duration) -> Option<$name> {
+                let d = $crate::precise::duration_nanos(duration)?;
+                Some($name::from_nanos(self.nanos.checked_sub(d)?))
+            }
+        }
+
+        impl core::ops::Add<core::time::Duration> for $name {
+            type Output = $name;
+            /// # Panics
+            /// If the result overflows; use [`checked_add`](Self::checked_add) to handle it.
+            #[inline]
+            fn add(self, rhs: core::time::Duration) -> $name {
+                self.checked_add(rhs).expect("overflow when adding duration to instant")
+            }
+        }
+
+        impl core::ops::AddAssign<core::time::Duration> for $name {
+            #[inline]
+            fn add_assign(&mut self, rhs: core::time::Duration) {
+                *self = *self + rhs;
+            }
+        }
+
+        impl core::ops::Sub<core::time::Duration> for $name {
+            type Output = $name;
+            /// # Panics
+            /// If the result underflows; use [`checked_sub`](Self::checked_sub) to handle it.
+            #[inline]
+            fn sub(self, rhs: core::time::Duration) -> $name {
+                self.checked_sub(rhs).expect("overflow when subtracting duration from instant")
+            }
+        }
+
+        impl core::ops::SubAssign<core::time::Duration> for $name {
+            #[inline]
+            fn sub_assign(&mut self, rhs: core::time::Duration) {
+                *self = *self - rhs;
+            }
+        }
+
+        impl core::ops::Sub<$name> for $name {
+            type Output = core::time::Duration;
+            /// Same as [`duration_since`](Self::duration_since): zero if `rhs` is later.
+            #[inline]
+            fn sub(self, rhs: $name) -> core::time::Duration {
+                self.duration_since(rhs)
+            }
+        }
+    };
+}
+
+// `BootInstant` (boot.rs) shares the impls, `ThreadCpuInstant`
+// (thread_cpu.rs) the arithmetic.
+pub(crate) use instant_arithmetic;
 pub(crate) use instant_type;
 
 instant_type!(
@@ -539,8 +718,8 @@ impl MonotonicInstant {
     /// on any core; `false` lets it switch again. Holding must happen before
     /// any other thread reads a `MonotonicInstant` (going back from ordered
     /// reads is safe only with no reader in flight). Not part of the API:
-    /// the `test-hooks` feature's, for this workspace's tests and benches.
-    #[cfg(any(test, feature = "test-hooks"))]
+    /// the `__test-hooks` feature's, for this workspace's tests and benches.
+    #[cfg(any(test, feature = "__test-hooks"))]
     #[doc(hidden)]
     pub fn __hold_high_water(hold: bool) {
         SWITCH_ALLOWED.store(!hold, Ordering::Relaxed);
@@ -602,10 +781,53 @@ mod tests {
     fn contention_switches_to_ordered_reads_for_good() {
         // Whatever the start-up probe chose, begin on the mark.
         MonotonicInstant::__hold_high_water(true);
-        if counter_chosen_waiting() {
+        let on_mark = counter_chosen_waiting();
+        if on_mark {
             assert_eq!(monotonic_mode(), MonotonicMode::HighWater);
         }
         MonotonicInstant::__hold_high_water(false);
+        // Where the counter is in use: on the OS clock the strategy is never
+        // the mark.
+        if on_mark {
+            // Losses the upkeep's refresh explains are not contention: each
+            // write of the mark it makes may cost a reader one lost
+            // compare-and-swap, and takes one off the count. (Before, a refresh
+            // every millisecond beside one reading thread could switch it under
+            // an emulator, where many refreshes hit a reader between its load
+            // and its compare-and-swap.)
+            for i in 0..2 * SWITCH_AFTER {
+                assert_eq!(
+                    monotonic_mode(),
+                    MonotonicMode::HighWater,
+                    "after {i} refreshes, each followed by the loss it caused"
+                );
+                let stale = MARK.nanos.load(Ordering::Relaxed) + MARK_FRESH_NS;
+                while timekeeper::read_real(Clock::Precise, true) <= stale {
+                    core::hint::spin_loop();
+                }
+                reading_for_cache(true);
+                let written = MARK.nanos.load(Ordering::Relaxed);
+                assert!(written > stale, "the refresh did not write a stale mark");
+                raise_contended(written);
+            }
+            assert!(MARK.lost.load(Ordering::Relaxed) <= 1);
+            // A refresh the program makes is its own contention: it takes
+            // nothing off the count.
+            raise_contended(MARK.nanos.load(Ordering::Relaxed));
+            assert_eq!(monotonic_mode(), MonotonicMode::HighWater, "one more loss");
+            let lost = MARK.lost.load(Ordering::Relaxed);
+            let stale = MARK.nanos.load(Ordering::Relaxed) + MARK_FRESH_NS;
+            while timekeeper::read_real(Clock::Precise, true) <= stale {
+                core::hint::spin_loop();
+            }
+            reading_for_cache(false);
+            assert!(MARK.nanos.load(Ordering::Relaxed) > stale);
+            assert_eq!(
+                MARK.lost.load(Ordering::Relaxed),
+                lost,
+                "a program's refresh"
+            );
+        }
         let start = MonotonicInstant::now().as_nanos();
         for i in 0..SWITCH_AFTER as u64 {
             // Each contended raise still publishes its value and returns the max.
@@ -619,5 +841,109 @@ mod tests {
         let marked = MARK.nanos.load(Ordering::Relaxed);
         assert!(MonotonicInstant::now().as_nanos() >= marked);
         assert_eq!(monotonic_mode(), MonotonicMode::Ordered, "no way back");
+    }
+
+    /// The duration as `fmt_duration` prints it.
+    fn printed(d: u64) -> std::string::String {
+        struct P(u64);
+        impl fmt::Display for P {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt_duration(f, self.0)
+            }
+        }
+        std::format!("{}", P(d))
+    }
+
+    /// Reads back what `fmt_duration` prints, in exact integer arithmetic.
+    fn parse(text: &str) -> u64 {
+        let (mut total, mut rest) = (0u64, text);
+        while !rest.is_empty() {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit() && c != '.')
+                .unwrap();
+            let (number, tail) = rest.split_at(end);
+            let (unit, per) = [
+                ("ns", 1),
+                ("µs", 1_000),
+                ("ms", 1_000_000),
+                ("s", 1_000_000_000),
+                ("m", 60_000_000_000),
+                ("h", 3_600_000_000_000),
+            ]
+            .into_iter()
+            .find(|(u, _)| tail.starts_with(u) && !(*u == "m" && tail.starts_with("ms")))
+            .unwrap();
+            let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+            let mut frac_ns = 0u64;
+            let mut scale = per;
+            for digit in frac.bytes() {
+                scale /= 10;
+                frac_ns += u64::from(digit - b'0') * scale;
+            }
+            total += whole.parse::<u64>().unwrap() * per + frac_ns;
+            rest = &tail[unit.len()..];
+        }
+        total
+    }
+
+    #[test]
+    fn durations_print_as_go_prints_them() {
+        for (d, text) in [
+            (0, "0s"),
+            (1, "1ns"),
+            (999, "999ns"),
+            (1_500, "1.5µs"),
+            (12_250_000, "12.25ms"),
+            (1_000_000_000, "1s"),
+            (3_000_000_001, "3.000000001s"),
+            (62_000_000_000, "1m2s"),
+            (3_723_500_000_000, "1h2m3.5s"),
+            (3_600_000_000_000, "1h0m0s"),
+            (u64::MAX, "5124095h34m33.709551615s"),
+        ] {
+            assert_eq!(printed(d), text, "{d}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the duration, what is printed reads back exactly.
+        #[test]
+        fn printed_durations_read_back(d in proptest::prelude::any::<u64>()) {
+            proptest::prop_assert_eq!(parse(&printed(d)), d);
+        }
+    }
+
+    /// `{:?}` of an instant says where it is on its timeline, before or
+    /// after its zero, for every instant type; the extremes do not panic.
+    #[test]
+    fn debug_says_the_time_since_the_timeline_zero() {
+        let zero = crate::timekeeper::TIMELINE_OFFSET_NS;
+        let at = |ns| Instant::from_nanos(ns);
+        let after = std::format!("after {TIMELINE_ZERO})");
+        assert_eq!(
+            std::format!("{:?}", at(zero + 3_723_500_000_000)),
+            std::format!("Instant(1h2m3.5s {after}")
+        );
+        assert_eq!(
+            std::format!("{:?}", MonotonicInstant::from_nanos(zero + 1_500)),
+            std::format!("MonotonicInstant(1.5µs {after}")
+        );
+        assert_eq!(
+            std::format!("{:?}", OrderedInstant::from_nanos(zero)),
+            std::format!("OrderedInstant(0s {after}")
+        );
+        assert_eq!(
+            std::format!(
+                "{:?}",
+                crate::BootInstant::from_nanos(zero + 60_000_000_000)
+            ),
+            std::format!("BootInstant(1m0s {after}")
+        );
+        assert_eq!(
+            std::format!("{:?}", at(zero - 5_000_000_000)),
+            std::format!("Instant(5s before {TIMELINE_ZERO})")
+        );
+        assert!(std::format!("{:?}", at(0)).ends_with(&std::format!("before {TIMELINE_ZERO})")));
+        assert!(std::format!("{:?}", at(u64::MAX)).starts_with("Instant(3"));
     }
 }

@@ -6,17 +6,28 @@
 //! to open a perf `task-clock` event for the thread and keeps it if its
 //! page offers `cap_user_time`; from then on a reading is a counter read
 //! and a few loads. What decides the route:
-//! - A refusal every thread would meet (the page lacks `cap_user_time`,
-//!   `perf_event_open` is denied or absent) is remembered for the process:
-//!   later readings on any thread make the OS call straight away, without
-//!   touching thread-local storage.
+//! - A page without `cap_user_time` (most VMs) leaves two system calls: the
+//!   OS call, and the event's own (an `ioctl` that brings its page up to
+//!   date, then the page), which reach the kernel's accounting by
+//!   different paths and cost differently from machine to machine. The
+//!   process's first thread to meet such a page measures both, a few calls
+//!   each, interleaved, and the process takes the event's only where it is
+//!   clearly cheaper (`ThreadCpuCosts::choose`): each thread then keeps its
+//!   event's descriptor, which is checked at every reading.
+//! - A refusal every thread would meet (the page lacks `cap_user_time` and
+//!   the OS call was the cheaper, `perf_event_open` is denied or absent) is
+//!   remembered for the process: later readings on any thread make the OS
+//!   call straight away, without touching thread-local storage.
 //! - A refusal of this thread only (out of descriptors or memory) is
 //!   remembered for the thread: it makes the OS call for the rest of its
 //!   life, and pays for the failed open once.
-//! - The event is the thread's own (thread-local storage with a
-//!   destructor, which unmaps the page at thread exit); a forked child's
-//!   thread inherits the parent thread's mapping, which counts the parent
-//!   thread, so a reading first checks the process id and reopens.
+//! - The event is the thread's own (thread-local storage, released at
+//!   thread exit). The kernel does not copy perf mappings into a forked
+//!   child, so a reading checks the process id and, in a child, replaces
+//!   the parent thread's event with one of its own, never touching memory
+//!   at the parent's page address that is not fastnow's (see
+//!   `thread_cpu/perf_route.rs` for how every transition stays safe against
+//!   a signal handler or a fork at any instruction).
 //!
 //! The page route and the OS call count the same CPU time from different
 //! bookkeeping (the event from its opening, the OS from the thread's start;
@@ -27,12 +38,9 @@
 //! continues from its last reading, so the thread's readings never step
 //! back.
 
-use crate::precise::nanos_to_duration;
-use crate::source::thread_cpu::{self as src, ThreadCpuFallback, ThreadCpuSource};
+use crate::source::thread_cpu::{self as src, ThreadCpuCosts, ThreadCpuFallback, ThreadCpuSource};
 use core::fmt;
 use core::marker::PhantomData;
-use core::ops::{Add, AddAssign, Sub, SubAssign};
-use core::time::Duration;
 
 /// Whether [`ThreadCpuInstant`] measures the calling thread's CPU time here.
 ///
@@ -52,24 +60,31 @@ use core::time::Duration;
 pub fn measures_thread_cpu_time() -> bool {
     matches!(
         src::os_source(),
-        ThreadCpuSource::Os(_) | ThreadCpuSource::PerfPage
+        ThreadCpuSource::Os(_) | ThreadCpuSource::PerfPage | ThreadCpuSource::PerfIoctl
     )
 }
 
 /// The route the calling thread's readings take, deciding it (with a first
 /// reading) if this thread has not read the clock yet, and why the perf
 /// page is not used where the target has that route.
-pub(crate) fn route() -> (ThreadCpuSource, Option<ThreadCpuFallback>) {
+pub(crate) fn route() -> (
+    ThreadCpuSource,
+    Option<ThreadCpuFallback>,
+    Option<ThreadCpuCosts>,
+) {
     let _ = read_nanos();
     #[cfg(all(
         feature = "std",
         any(target_os = "linux", target_os = "android"),
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
-    if let Some(route) = perf_route::route() {
-        return route;
-    }
-    (src::os_source(), None)
+    return perf_route::route();
+    #[cfg(not(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
+    (src::os_source(), None, None)
 }
 
 /// The calling thread's CPU time now, in nanoseconds.
@@ -94,210 +109,7 @@ fn read_nanos() -> u64 {
     any(target_os = "linux", target_os = "android"),
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-mod perf_route {
-    use super::{src, ThreadCpuFallback, ThreadCpuSource};
-    use crate::source::thread_cpu::perf::Event;
-    use core::cell::Cell;
-    use core::sync::atomic::{AtomicU8, Ordering};
-
-    /// The process-wide decision: not yet, the page route (per thread), or
-    /// refused for every thread (`REFUSED_WHY` says why).
-    const UNDECIDED: u8 = 0;
-    const PAGE: u8 = 1;
-    const REFUSED: u8 = 2;
-    static PROCESS: AtomicU8 = AtomicU8::new(UNDECIDED);
-    static REFUSED_WHY: AtomicU8 = AtomicU8::new(0);
-
-    fn encode(why: ThreadCpuFallback) -> u8 {
-        match why {
-            ThreadCpuFallback::Denied => 1,
-            ThreadCpuFallback::Unsupported => 2,
-            _ => 0,
-        }
-    }
-
-    fn decode(code: u8) -> ThreadCpuFallback {
-        match code {
-            1 => ThreadCpuFallback::Denied,
-            2 => ThreadCpuFallback::Unsupported,
-            _ => ThreadCpuFallback::NoUserTime,
-        }
-    }
-
-    /// A thread's state: `UNOPENED` until its first reading; `OPENING`
-    /// while that reading opens the event (a signal handler's reading in
-    /// between makes the OS call); then `ON_PAGE` or `ON_OS`.
-    const UNOPENED: u8 = 0;
-    const OPENING: u8 = 1;
-    const ON_PAGE: u8 = 2;
-    const ON_OS: u8 = 3;
-
-    struct PerThread {
-        state: Cell<u8>,
-        event: Cell<Option<Event>>,
-        /// The OS clock at the opening minus the event's time then.
-        base: Cell<u64>,
-        /// The last reading from the page (to continue from, should the
-        /// thread have to leave it).
-        last: Cell<u64>,
-        /// Added to OS readings after leaving the page.
-        lag: Cell<u64>,
-        /// Why this thread is on the OS call.
-        why: Cell<Option<ThreadCpuFallback>>,
-    }
-
-    impl Drop for PerThread {
-        fn drop(&mut self) {
-            if let Some(event) = self.event.take() {
-                // A forked child's copy of the parent thread's mapping is
-                // the child's own to unmap, like any other.
-                event.close();
-            }
-        }
-    }
-
-    std::thread_local! {
-        static THREAD: PerThread = const {
-            PerThread {
-                state: Cell::new(UNOPENED),
-                event: Cell::new(None),
-                base: Cell::new(0),
-                last: Cell::new(0),
-                lag: Cell::new(0),
-                why: Cell::new(None),
-            }
-        };
-    }
-
-    #[inline]
-    pub(super) fn read_nanos() -> u64 {
-        if PROCESS.load(Ordering::Relaxed) == REFUSED {
-            return src::os_nanos();
-        }
-        // During the thread's own teardown (a reading from another
-        // thread-local's destructor), the OS call.
-        THREAD
-            .try_with(PerThread::read)
-            .unwrap_or_else(|_| src::os_nanos())
-    }
-
-    pub(super) fn route() -> Option<(ThreadCpuSource, Option<ThreadCpuFallback>)> {
-        if PROCESS.load(Ordering::Relaxed) == REFUSED {
-            let why = decode(REFUSED_WHY.load(Ordering::Relaxed));
-            return Some((src::os_source(), Some(why)));
-        }
-        THREAD
-            .try_with(|t| match t.state.get() {
-                ON_PAGE => (ThreadCpuSource::PerfPage, None),
-                _ => (src::os_source(), t.why.get()),
-            })
-            .ok()
-    }
-
-    impl PerThread {
-        #[inline]
-        fn read(&self) -> u64 {
-            match self.state.get() {
-                ON_PAGE => match self.event.get() {
-                    Some(event) if event.is_this_process() => match event.read() {
-                        Some(nanos) => {
-                            let nanos = nanos.wrapping_add(self.base.get()).max(self.last.get());
-                            self.last.set(nanos);
-                            nanos
-                        }
-                        None => self.leave_page(),
-                    },
-                    _ => self.forked(),
-                },
-                ON_OS => src::os_nanos().saturating_add(self.lag.get()),
-                OPENING => src::os_nanos(),
-                _ => self.open(),
-            }
-        }
-
-        #[cold]
-        #[inline(never)]
-        fn open(&self) -> u64 {
-            self.state.set(OPENING);
-            match Event::open() {
-                Ok(event) => {
-                    // The event's time and the OS's, back to back: the
-                    // offset that puts the page's readings on the OS
-                    // clock's timeline.
-                    let at_open = event.read().unwrap_or(0);
-                    let os = src::os_nanos();
-                    self.base.set(os.wrapping_sub(at_open));
-                    self.last.set(os);
-                    self.event.set(Some(event));
-                    self.state.set(ON_PAGE);
-                    let _ = PROCESS.compare_exchange(
-                        UNDECIDED,
-                        PAGE,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                    os
-                }
-                Err(why) => {
-                    if why.process_wide() {
-                        REFUSED_WHY.store(encode(why), Ordering::Relaxed);
-                        PROCESS.store(REFUSED, Ordering::Relaxed);
-                    }
-                    self.why.set(Some(why));
-                    self.state.set(ON_OS);
-                    src::os_nanos()
-                }
-            }
-        }
-
-        /// The page stopped offering `cap_user_time`: the OS call from now
-        /// on, continuing from the last reading.
-        #[cold]
-        #[inline(never)]
-        fn leave_page(&self) -> u64 {
-            if let Some(event) = self.event.take() {
-                event.close();
-            }
-            let os = src::os_nanos();
-            self.lag.set(self.last.get().saturating_sub(os));
-            self.why.set(Some(ThreadCpuFallback::NoUserTime));
-            self.state.set(ON_OS);
-            os.saturating_add(self.lag.get())
-        }
-
-        /// In a forked child: the inherited page counts the parent's
-        /// thread. Unmap it and open this thread's own; readings taken
-        /// before the fork belong to the parent's thread and are not
-        /// comparable with the child's.
-        #[cold]
-        #[inline(never)]
-        fn forked(&self) -> u64 {
-            if let Some(event) = self.event.take() {
-                event.close();
-            }
-            self.last.set(0);
-            self.lag.set(0);
-            self.why.set(None);
-            self.open()
-        }
-    }
-
-    /// Test hooks: forget the process-wide decision and this thread's
-    /// state (unmapping its page), so that the next reading decides again.
-    #[cfg(any(test, feature = "test-hooks"))]
-    pub(crate) fn reset() {
-        PROCESS.store(UNDECIDED, Ordering::Relaxed);
-        let _ = THREAD.try_with(|t| {
-            if let Some(event) = t.event.take() {
-                event.close();
-            }
-            t.state.set(UNOPENED);
-            t.why.set(None);
-            t.last.set(0);
-            t.lag.set(0);
-        });
-    }
-}
+mod perf_route;
 
 /// A reading of the calling thread's CPU time: the time the OS thread has
 /// spent running, in user and kernel mode, which stops while the thread
@@ -318,6 +130,12 @@ mod perf_route {
 ///   perf `task-clock` event of the thread, read from its mapped page and
 ///   the CPU's counter without a system call (one is opened per thread at
 ///   its first reading and released at thread exit; see `SEMANTICS.md`).
+///   Where the page offers no user-space time, the same event through one
+///   system call (`ioctl`) per reading, if the process measured that
+///   cheaper than the OS call
+///   ([`ClockInfo::thread_cpu_costs`](crate::ClockInfo::thread_cpu_costs));
+///   the thread then keeps the event's descriptor (a program that closes it
+///   sends the thread to the OS call, and keeps its own file untouched).
 /// - Otherwise on Unix `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, a system
 ///   call on Linux; on Windows `GetThreadTimes`, which Windows updates at
 ///   its scheduler's tick (about 15.6 ms by default), so short spans read
@@ -363,64 +181,12 @@ pub struct ThreadCpuInstant {
     _thread: PhantomData<*const ()>,
 }
 
-/// A `Duration` in nanoseconds, or `None` if it does not fit in 64 bits.
-#[inline]
-fn duration_nanos(d: Duration) -> Option<u64> {
-    u64::try_from(d.as_nanos()).ok()
-}
-
 impl ThreadCpuInstant {
     /// Reads the calling thread's CPU time.
     #[inline]
     #[must_use]
     pub fn now() -> ThreadCpuInstant {
         ThreadCpuInstant::from_nanos(read_nanos())
-    }
-
-    /// CPU time the calling thread has used since this instant. Zero if
-    /// this instant is in the future.
-    #[inline]
-    #[must_use]
-    pub fn elapsed(&self) -> Duration {
-        nanos_to_duration(read_nanos().saturating_sub(self.nanos))
-    }
-
-    /// CPU time from `earlier` to `self`; zero if `earlier` is later.
-    #[inline]
-    #[must_use]
-    pub fn duration_since(&self, earlier: ThreadCpuInstant) -> Duration {
-        nanos_to_duration(self.nanos.saturating_sub(earlier.nanos))
-    }
-
-    /// CPU time from `earlier` to `self`, or `None` if `earlier` is later.
-    #[inline]
-    #[must_use]
-    pub fn checked_duration_since(&self, earlier: ThreadCpuInstant) -> Option<Duration> {
-        self.nanos.checked_sub(earlier.nanos).map(nanos_to_duration)
-    }
-
-    /// CPU time from `earlier` to `self`, or zero if `earlier` is later.
-    #[inline]
-    #[must_use]
-    pub fn saturating_duration_since(&self, earlier: ThreadCpuInstant) -> Duration {
-        self.duration_since(earlier)
-    }
-
-    /// `self + duration`, or `None` past 2^64 − 1 ns (584 years of CPU
-    /// time); exact, as `(t + d) - t == d`.
-    #[inline]
-    #[must_use]
-    pub fn checked_add(&self, duration: Duration) -> Option<ThreadCpuInstant> {
-        let nanos = self.nanos.checked_add(duration_nanos(duration)?)?;
-        Some(ThreadCpuInstant::from_nanos(nanos))
-    }
-
-    /// `self - duration`, or `None` before the thread's zero.
-    #[inline]
-    #[must_use]
-    pub fn checked_sub(&self, duration: Duration) -> Option<ThreadCpuInstant> {
-        let nanos = self.nanos.checked_sub(duration_nanos(duration)?)?;
-        Some(ThreadCpuInstant::from_nanos(nanos))
     }
 
     /// Nanoseconds of CPU time of the thread that took the reading (about
@@ -445,93 +211,116 @@ impl ThreadCpuInstant {
     }
 }
 
-impl Add<Duration> for ThreadCpuInstant {
-    type Output = ThreadCpuInstant;
-    /// # Panics
-    /// If the result overflows; use [`checked_add`](Self::checked_add) to handle it.
-    #[inline]
-    fn add(self, rhs: Duration) -> ThreadCpuInstant {
-        self.checked_add(rhs)
-            .expect("overflow when adding duration to instant")
-    }
-}
+crate::precise::instant_arithmetic!(
+    ThreadCpuInstant,
+    read_nanos,
+    /// CPU time the calling thread has used since this instant. Zero if
+    /// this instant is in the future.
+    ,
+    /// CPU time from `earlier` to `self`; zero if `earlier` is later.
+    ,
+    /// `self + duration`, or `None` past 2^64 − 1 ns (584 years of CPU
+    /// time); exact, as `(t + d) - t == d`.
+    ,
+    /// `self - duration`, or `None` before the thread's zero.
+);
 
-impl AddAssign<Duration> for ThreadCpuInstant {
-    #[inline]
-    fn add_assign(&mut self, rhs: Duration) {
-        *self = *self + rhs;
-    }
-}
-
-impl Sub<Duration> for ThreadCpuInstant {
-    type Output = ThreadCpuInstant;
-    /// # Panics
-    /// If the result underflows; use [`checked_sub`](Self::checked_sub) to handle it.
-    #[inline]
-    fn sub(self, rhs: Duration) -> ThreadCpuInstant {
-        self.checked_sub(rhs)
-            .expect("overflow when subtracting duration from instant")
-    }
-}
-
-impl SubAssign<Duration> for ThreadCpuInstant {
-    #[inline]
-    fn sub_assign(&mut self, rhs: Duration) {
-        *self = *self - rhs;
-    }
-}
-
-impl Sub<ThreadCpuInstant> for ThreadCpuInstant {
-    type Output = Duration;
-    /// Same as [`duration_since`](Self::duration_since): zero if `rhs` is later.
-    #[inline]
-    fn sub(self, rhs: ThreadCpuInstant) -> Duration {
-        self.duration_since(rhs)
-    }
-}
-
+/// `ThreadCpuInstant(1.5ms of CPU)`: the CPU time the thread had used at
+/// the reading, printed as Go's `time.Duration` prints it. (`as_nanos`
+/// gives the number itself.)
 impl fmt::Debug for ThreadCpuInstant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ThreadCpuInstant")
-            .field("nanos", &self.nanos)
-            .finish()
+        f.write_str("ThreadCpuInstant(")?;
+        crate::precise::fmt_duration(f, self.nanos)?;
+        f.write_str(" of CPU)")
     }
 }
 
-/// Test hooks for the perf route (the `test-hooks` feature).
-#[cfg(feature = "test-hooks")]
+/// Test hooks for the perf route (the `__test-hooks` feature).
+#[cfg(all(
+    feature = "__test-hooks",
+    feature = "std",
+    any(target_os = "linux", target_os = "android"),
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 pub(crate) mod hooks {
+    use crate::source::thread_cpu::perf::hooks as perf;
+    use core::sync::atomic::Ordering::Relaxed;
+
+    pub(crate) use super::perf_route::{reset, withdraw_user_time};
+    pub(crate) use perf::NAMES as STEPS;
+
     /// Makes the perf event's opening fail with `errno` (0: no more).
     pub(crate) fn fail_open(errno: i32) {
-        #[cfg(all(
-            feature = "std",
-            any(target_os = "linux", target_os = "android"),
-            any(target_arch = "x86_64", target_arch = "aarch64")
-        ))]
-        crate::source::thread_cpu::perf::hooks::FAIL_OPEN
-            .store(errno, core::sync::atomic::Ordering::Relaxed);
-        let _ = errno;
+        perf::set_failure(&perf::FAIL_OPEN, errno, u32::MAX);
+    }
+
+    /// Makes `perf_event_open` fail with `errno`, `times` times.
+    pub(crate) fn fail_syscall(errno: i32, times: u32) {
+        perf::set_failure(&perf::FAIL_SYSCALL, errno, times);
+    }
+
+    /// Makes the event's `mmap` fail with `errno`, `times` times.
+    pub(crate) fn fail_map(errno: i32, times: u32) {
+        perf::set_failure(&perf::FAIL_MAP, errno, times);
     }
 
     /// Accepts a page without `cap_user_time`, reading its last total.
     pub(crate) fn accept_without_user_time(accept: bool) {
-        #[cfg(all(
-            feature = "std",
-            any(target_os = "linux", target_os = "android"),
-            any(target_arch = "x86_64", target_arch = "aarch64")
-        ))]
-        crate::source::thread_cpu::perf::hooks::ACCEPT_WITHOUT_USER_TIME
-            .store(accept, core::sync::atomic::Ordering::Relaxed);
-        let _ = accept;
+        perf::ACCEPT_WITHOUT_USER_TIME.store(accept, Relaxed);
     }
 
-    /// Forgets the process's decision and the calling thread's state.
-    pub(crate) fn reset() {
-        #[cfg(all(
-            feature = "std",
-            any(target_os = "linux", target_os = "android"),
-            any(target_arch = "x86_64", target_arch = "aarch64")
-        ))]
-        super::perf_route::reset();
+    /// Maps a synthetic page (see `perf::hooks::synthetic_page`) instead
+    /// of opening a perf event.
+    pub(crate) fn synthetic_pages(on: bool) {
+        perf::SYNTHETIC.store(on, Relaxed);
     }
+
+    /// Makes the choice between the system-call routes (`Some(true)`: the
+    /// event's; `None`: measure).
+    pub(crate) fn choose_syscall(choice: Option<bool>) {
+        let word = match choice {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        };
+        perf::CHOICE.store(word, Relaxed);
+    }
+
+    /// Runs `hook` at each step of an opening or a reading on the perf
+    /// route (`None`: no more).
+    pub(crate) fn at_step(hook: Option<fn(u8)>) {
+        perf::set_step(hook);
+    }
+
+    /// A task-clock event for the calling thread that fastnow does not
+    /// hold: its descriptor.
+    pub(crate) fn task_clock_descriptor() -> Option<i32> {
+        crate::source::thread_cpu::perf::open_task_clock().ok()
+    }
+}
+
+/// Test hooks: no perf route on this target, nothing to do.
+#[cfg(all(
+    feature = "__test-hooks",
+    not(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))
+))]
+pub(crate) mod hooks {
+    pub(crate) const STEPS: [&str; 0] = [];
+    pub(crate) fn fail_open(_: i32) {}
+    pub(crate) fn fail_syscall(_: i32, _: u32) {}
+    pub(crate) fn fail_map(_: i32, _: u32) {}
+    pub(crate) fn accept_without_user_time(_: bool) {}
+    pub(crate) fn synthetic_pages(_: bool) {}
+    pub(crate) fn choose_syscall(_: Option<bool>) {}
+    pub(crate) fn at_step(_: Option<fn(u8)>) {}
+    pub(crate) fn task_clock_descriptor() -> Option<i32> {
+        None
+    }
+    pub(crate) fn reset() {}
+    pub(crate) fn withdraw_user_time() {}
 }

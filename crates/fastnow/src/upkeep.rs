@@ -5,10 +5,9 @@
 //! What callers can rely on is on [`start_upkeep`] and in spec/SEMANTICS.md
 //! ("Coarse tier", "Processes, signals, threads").
 
-use crate::cache::{refresh, DEFAULT_RESOLUTION};
-use crate::source::os;
-use crate::timekeeper::latch::{Taken, WriterLock};
-use crate::timekeeper::TK;
+use crate::cache::{refresh, refresh_as, Refresher, DEFAULT_RESOLUTION};
+use crate::source::os::{self, ProcessLock, Taken};
+use crate::timekeeper;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -79,7 +78,7 @@ impl Drop for Stop {
 /// (a `Mutex` held by a parent's thread at the fork would stay locked in
 /// the child for ever).
 struct Slot {
-    lock: WriterLock,
+    lock: ProcessLock,
     running: UnsafeCell<Option<Running>>,
 }
 // SAFETY: `running` is only touched while `lock` is held (see `with`),
@@ -87,7 +86,7 @@ struct Slot {
 unsafe impl Sync for Slot {}
 
 static SLOT: Slot = Slot {
-    lock: WriterLock::new(),
+    lock: ProcessLock::new(),
     running: UnsafeCell::new(None),
 };
 static AUTO: AtomicBool = AtomicBool::new(true);
@@ -107,7 +106,7 @@ fn with<T>(f: impl FnOnce(&mut Option<Running>) -> T) -> T {
         // does); no upkeep runs here.
         // SAFETY: the lock is held, so nothing else touches the slot.
         unsafe { core::ptr::write(SLOT.running.get(), None) };
-        TK.set_upkeep(false);
+        timekeeper::set_upkeep(false);
     }
     // SAFETY: the lock is held, so this is the only reference.
     let r = f(unsafe { &mut *SLOT.running.get() });
@@ -185,7 +184,7 @@ pub fn start_upkeep(resolution: Duration) -> Result<(), UpkeepError> {
         // The timekeeper learns of the thread before it runs, so that
         // the thread never runs with readers still doing its updates
         // (nor with the schedule it keeps unset).
-        TK.set_upkeep(true);
+        timekeeper::set_upkeep(true);
         RUNNING_NS.store(
             u64::try_from(resolution.as_nanos()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
@@ -197,7 +196,7 @@ pub fn start_upkeep(resolution: Duration) -> Result<(), UpkeepError> {
             Ok(thread) => thread,
             Err(e) => {
                 RUNNING_NS.store(0, Ordering::Relaxed);
-                TK.set_upkeep(false);
+                timekeeper::set_upkeep(false);
                 return Err(UpkeepError::Spawn(e));
             }
         };
@@ -215,10 +214,11 @@ fn run(resolution: Duration, stop: &Stop) {
     let mut wake = ClockWatch::new(stop);
     let mut clock_was_set = false;
     while !stop.requested() {
-        refresh();
-        let next_turn = TK.upkeep_turn(clock_was_set);
+        refresh_as(Refresher::Upkeep);
+        let next_turn = timekeeper::upkeep_turn(clock_was_set);
         if clock_was_set {
-            refresh(); // the cached Unix time follows the step at once
+            // The cached Unix time follows the step at once.
+            refresh_as(Refresher::Upkeep);
         }
         let now = os::monotonic_nanos();
         let sleep = resolution_ns.min(next_turn.saturating_sub(now));
@@ -247,7 +247,7 @@ pub fn stop_upkeep() -> bool {
         // of an abort, so a join error is not expected. It never takes
         // the slot's lock, so joining while holding it cannot deadlock.
         let _ = r.thread.join();
-        TK.set_upkeep(false);
+        timekeeper::set_upkeep(false);
         RUNNING_NS.store(0, Ordering::Relaxed);
         true
     })
@@ -288,8 +288,9 @@ static RUNNING_NS: AtomicU64 = AtomicU64::new(0);
 /// let readers do the state updates meanwhile.
 #[cfg(unix)]
 mod fork {
-    use super::{RESTART_NS, RUNNING_NS, SLOT, TK};
+    use super::{RESTART_NS, RUNNING_NS, SLOT};
     use crate::cache::{RECENT_NANOS, RECENT_UNIX};
+    use crate::timekeeper;
     use core::sync::atomic::{AtomicBool, Ordering};
 
     /// Registers the child handler once, when upkeep first starts: only
@@ -305,7 +306,7 @@ mod fork {
 
     extern "C" fn child() {
         // No upkeep thread was copied, whatever the parent was doing.
-        TK.set_upkeep(false);
+        timekeeper::set_upkeep(false);
         let running = RUNNING_NS.swap(0, Ordering::Relaxed);
         if running == 0 {
             return;

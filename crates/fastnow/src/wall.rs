@@ -1,39 +1,43 @@
 //! The wall tier: Unix time without a system call, that stays true.
 //!
-//! [`unix_nanos`] converts the counter with the wall clock's *line*, which
-//! the timekeeper publishes in its state and re-anchors to `CLOCK_REALTIME`
-//! every resync interval; what it guarantees is on [`unix_nanos`] and in
-//! spec/SEMANTICS.md ("Wall tier"). The interval is stored and clamped by
-//! the timekeeper, whose constants hold its default, floor and maximum;
-//! [`DEFAULT_RESYNC`] and [`set_wall_resync_interval`] publish them.
+//! [`unix_nanos`] is the precise reading plus the wall clock's *offset*,
+//! which the timekeeper publishes in its state and measures again against
+//! `CLOCK_REALTIME` at every state update, at least once per resync
+//! interval (`timekeeper::offsets`); what it guarantees is on
+//! [`unix_nanos`] and in spec/SEMANTICS.md ("Wall tier"). The interval is
+//! stored and clamped by the timekeeper, whose constants hold its default,
+//! floor and maximum; [`DEFAULT_RESYNC`] and [`set_wall_resync_interval`]
+//! publish them.
 
-use crate::timekeeper::{DEFAULT_WALL_INTERVAL_NS, TK};
+use crate::timekeeper::{self, Clock, DEFAULT_WALL_INTERVAL_NS};
 use core::fmt;
 use core::time::Duration;
 
 /// The default wall resync interval (see [`set_wall_resync_interval`]).
 pub const DEFAULT_RESYNC: Duration = Duration::from_nanos(DEFAULT_WALL_INTERVAL_NS);
 
-/// Nanoseconds since the Unix epoch (1970-01-01 00:00:00 UTC), from the
-/// counter and a line re-anchored to `CLOCK_REALTIME`.
+/// Nanoseconds since the Unix epoch (1970-01-01 00:00:00 UTC): the precise
+/// reading plus an offset re-anchored to `CLOCK_REALTIME`.
 ///
 /// About the cost of [`Instant::now`](crate::Instant::now) (see
-/// `BENCHMARKS.md`), versus a vDSO call for `SystemTime::now()`: one
-/// consistent load of three words, the counter, a compare, a multiply and
-/// an add. The line goes through the last sample of (counter,
-/// `CLOCK_REALTIME`), with the slope of the most recent rate measurement.
+/// `BENCHMARKS.md`), versus a vDSO call for `SystemTime::now()`: the
+/// precise tier's read (one consistent load of its words, the counter, a
+/// range check, a multiply and an add) with the wall offset loaded in the
+/// same load, and one more add. The offset is `CLOCK_REALTIME` less the
+/// precise reading at the last state update's sample, which brackets both.
 /// Packages that compute "wall time at start + monotonic time since" drift
 /// away from the system clock forever after an NTP step, a manual
-/// `date -s`, or a suspend. fastnow re-anchors the line every *resync
-/// interval* (default 1 s, see [`set_wall_resync_interval`]): at each
-/// anchor the line goes through `CLOCK_REALTIME` exactly, and between
-/// anchors it advances at the rate `CLOCK_MONOTONIC` had over the last
-/// second, which is the rate NTP gives `CLOCK_REALTIME` too. So slews and
+/// `date -s`, or a suspend. fastnow measures the offset again at every
+/// state update, and updates come at least once per *resync interval*
+/// (default 1 s, see [`set_wall_resync_interval`]): at each anchor the
+/// reading is `CLOCK_REALTIME`, and between anchors it advances with the
+/// precise clocks, at the rate `CLOCK_MONOTONIC` had over the last second
+/// or so, which is the rate NTP gives `CLOCK_REALTIME` too. So slews and
 /// frequency corrections are followed within about two seconds, and the
-/// error at any read is at most the rate change since the last measurement
-/// times the time since the anchor (500 ppm × 1 s = 500 µs right after a
-/// 500 ppm correction; well under a microsecond otherwise). Steps are
-/// followed at the next anchor — within one interval, or within a few
+/// error at any read is at most the rate change since the rate in use was
+/// measured times the time since the anchor (500 ppm × 1 s = 500 µs right
+/// after a 500 ppm correction; well under a microsecond otherwise). Steps
+/// are followed at the next anchor — within one interval, or within a few
 /// milliseconds while the upkeep thread runs, which the kernel wakes when
 /// the clock is set.
 ///
@@ -44,8 +48,9 @@ pub const DEFAULT_RESYNC: Duration = Duration::from_nanos(DEFAULT_WALL_INTERVAL_
 ///
 /// **Range.** Unix nanoseconds in a `u64` cover 1970 to 2554: a system clock
 /// set before 1970 reads as 0 and one set after 2554 as `u64::MAX`. Near
-/// either end (within 2^41 ns, 36 minutes), on the OS source, and during a
-/// process's first millisecond, the wall tier reads `CLOCK_REALTIME`
+/// either end (within 2^41 ns, 36 minutes), on the OS source, during a
+/// process's first millisecond, and while the precise clocks stand still
+/// after a jump of the counter, the wall tier reads `CLOCK_REALTIME`
 /// instead of extrapolating, with the same saturation.
 ///
 /// **Async-signal safety.** `unix_nanos`, [`UnixTime::now`] and
@@ -59,23 +64,19 @@ pub const DEFAULT_RESYNC: Duration = Duration::from_nanos(DEFAULT_WALL_INTERVAL_
 /// ```
 #[inline]
 pub fn unix_nanos() -> u64 {
-    #[cfg(feature = "mock")]
-    if let Some(ns) = crate::mock::unix_nanos() {
-        return ns;
-    }
-    TK.unix_nanos()
+    timekeeper::read(Clock::Wall, false)
 }
 
 /// Re-anchors the wall tier to `CLOCK_REALTIME` now, e.g. right after the
 /// program itself set the system clock. Not async-signal-safe.
 pub fn resync_wall() {
-    TK.force_update();
+    timekeeper::update_now();
 }
 
 /// Sets how often the wall tier re-anchors to `CLOCK_REALTIME` (default 1 s).
 ///
 /// Intervals below 1 ms, zero included, are raised to 1 ms, and intervals
-/// over 2^40 ns (18 minutes) lowered to 2^40 ns. The wall line is
+/// over 2^40 ns (18 minutes) lowered to 2^40 ns. The wall clock is
 /// re-anchored at a state update, and readers update the state at most
 /// about once a millisecond whatever the interval, so that reading the
 /// precise clocks stays a load. Shorter intervals follow clock steps sooner; each
@@ -84,7 +85,7 @@ pub fn resync_wall() {
 /// (which also follows steps within milliseconds by itself; see
 /// [`start_upkeep`](crate::start_upkeep)). Not async-signal-safe.
 pub fn set_wall_resync_interval(interval: Duration) {
-    TK.set_wall_interval(u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX));
+    timekeeper::set_wall_interval(u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX));
 }
 
 /// A point in Unix time, in nanoseconds since 1970-01-01 00:00:00 UTC.

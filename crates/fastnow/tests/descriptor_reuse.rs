@@ -8,65 +8,27 @@
 
 mod common;
 
+use common::{clocksource_descriptor, in_child, CLOCKSOURCE};
 use fastnow::{Instant, Source};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::process::Command;
 use std::time::Duration;
-
-const CLOCKSOURCE: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-
-fn in_child() -> bool {
-    std::env::var_os("FASTNOW_TEST_CHILD").is_some()
-}
 
 #[test]
 fn pid_file_at_the_clocksource_descriptor() {
     if common::no_processes() {
         return;
     }
-    let mut argv: Vec<std::ffi::OsString> = Vec::new();
-    // Under an emulator the child is started through it too (the Makefile
-    // sets FASTNOW_TEST_RUNNER for cross-target runs).
-    if let Some(runner) = std::env::var_os("FASTNOW_TEST_RUNNER") {
-        argv.push(runner);
-    }
-    argv.push(std::env::current_exe().unwrap().into());
     let pid_file = std::env::temp_dir().join(format!(
         "fastnow-descriptor-reuse-{}.pid",
         std::process::id()
     ));
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .args([
-            "child_daemon",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("FASTNOW_TEST_CHILD", "1")
-        .env("FASTNOW_TEST_PID_FILE", &pid_file)
-        .env_remove("FASTNOW_CLOCK")
-        .output()
-        .expect("re-run the test binary");
-    let _ = std::fs::remove_file(&pid_file);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child_daemon failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::run_child(
+        "child_daemon",
+        &[("FASTNOW_TEST_PID_FILE", pid_file.as_ref())],
     );
-}
-
-/// The descriptor fastnow holds the clocksource file open with, if any.
-fn clocksource_descriptor() -> Option<i32> {
-    std::fs::read_dir("/proc/self/fd")
-        .ok()?
-        .flatten()
-        .find(|e| std::fs::read_link(e.path()).is_ok_and(|p| p.as_os_str() == CLOCKSOURCE))
-        .and_then(|e| e.file_name().to_str()?.parse().ok())
+    let _ = std::fs::remove_file(&pid_file);
 }
 
 fn kernel_clocksource() -> Option<String> {

@@ -4,12 +4,11 @@
 
 mod common;
 
+use common::in_child;
 use fastnow::{EnvOverride, Fallback, Instant, MonotonicInstant, OrderedInstant, Source};
 use std::process::Command;
 use std::time::Duration;
 
-/// Under an emulator the child must be started through it too: the Makefile
-/// sets `FASTNOW_TEST_RUNNER` (e.g. `qemu-aarch64`) for cross-target runs.
 fn run_child(test: &str, fastnow_clock: &str) {
     run_child_in(test, fastnow_clock, &[]);
 }
@@ -20,36 +19,7 @@ fn run_child_in(test: &str, fastnow_clock: &str, wrapper: &[&str]) {
     if common::no_processes() {
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let mut argv: Vec<std::ffi::OsString> = wrapper.iter().map(Into::into).collect();
-    if let Some(runner) = std::env::var_os("FASTNOW_TEST_RUNNER") {
-        argv.push(runner);
-    }
-    argv.push(exe.into());
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    let out = cmd
-        .args([
-            test,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("FASTNOW_TEST_CHILD", "1")
-        .env("FASTNOW_CLOCK", fastnow_clock)
-        .output()
-        .expect("re-run the test binary");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child {test} with FASTNOW_CLOCK={fastnow_clock:?} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn in_child() -> bool {
-    std::env::var_os("FASTNOW_TEST_CHILD").is_some()
+    common::run_child_in(wrapper, test, &[("FASTNOW_CLOCK", fastnow_clock.as_ref())]);
 }
 
 #[test]

@@ -94,6 +94,7 @@ fn intervals_are_kept() {
     assert!(StdInstant::from(b) > StdInstant::from(a));
 }
 
+#[cfg(unix)]
 fn anchor_nanos() -> u64 {
     settled();
     Instant::now().as_nanos()
@@ -148,26 +149,47 @@ fn ends_of_the_timeline() {
     }
 }
 
-/// A mock's readings convert as any value does: relative to the real
-/// anchor (so in std's past: the mock starts one second after the OS
-/// clock's zero), one mock second to one std second, and the same with or
-/// without the mock installed. Unix only: on Windows std's `Instant`
-/// starts at boot, before which the mock's readings lie.
+/// A mock's readings convert as any value does: each to the std instant of
+/// the real reading with the same value (on whichever side of it the
+/// mock's value lies: the mock starts one second after the OS clock's
+/// zero, so how far back that is depends on how long the machine has been
+/// up, and nothing here assumes it), one mock second to one std second, and
+/// the same with or without the mock installed. Unix only: on Windows
+/// std's `Instant` starts at boot, before which the mock's readings lie.
 #[cfg(all(feature = "mock", unix))]
 #[test]
 fn mocked_readings_convert_as_values() {
     use fastnow::mock::MockClock;
     settled();
-    let real = StdInstant::now();
+    let real = Instant::now();
+    let s_real = StdInstant::from(real);
     let clock = MockClock::install();
     let start = Instant::now();
     clock.advance(Duration::from_secs(5));
     let later = Instant::now();
     let (s_start, s_later) = (StdInstant::from(start), StdInstant::from(later));
     assert_eq!(s_later - s_start, Duration::from_secs(5));
-    // The machine has been up for more than a second, so the mock's
-    // start lies in std's past.
-    assert!(s_start < real, "{s_start:?} >= {real:?}");
+    let signed = |a: StdInstant, b: StdInstant| match b.checked_duration_since(a) {
+        Some(ahead) => ahead.as_nanos() as i128,
+        None => -((a - b).as_nanos() as i128),
+    };
+    for (t, s_t) in [(start, s_start), (later, s_later)] {
+        assert_eq!(
+            signed(s_real, s_t),
+            i128::from(t.as_nanos()) - i128::from(real.as_nanos()),
+            "{t:?} against the real {real:?}"
+        );
+    }
+    // Moved an hour past the real reading, the mock converts to std's future.
+    clock.advance(Duration::from_nanos(
+        real.as_nanos().saturating_sub(later.as_nanos()),
+    ));
+    clock.advance(Duration::from_secs(3600));
+    let ahead = StdInstant::from(Instant::now());
+    assert!(
+        ahead >= StdInstant::now() + Duration::from_secs(3000),
+        "{ahead:?}"
+    );
     drop(clock);
     assert_eq!(StdInstant::from(start), s_start);
     assert_eq!(StdInstant::from(later), s_later);

@@ -7,55 +7,15 @@
 //! one `child_*` test, which does nothing unless `FASTNOW_TEST_CHILD` is set.
 
 mod common;
+mod thread_cpu_support;
 
 use fastnow::{Instant, ThreadCpuInstant, ThreadCpuSource};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
-
-/// Burns about `cpu` of the calling thread's CPU time, as the kernel
-/// counts it where the test can ask it (the perf route's test hook reads a
-/// stale page, which would never end the loop); where nothing measures it
-/// (WASI runtimes without CPU clocks), for that long by the wall clock.
-fn burn(cpu: Duration) {
-    #[cfg(unix)]
-    let elapsed = {
-        let start = kernel_thread_cpu();
-        move || Duration::from_nanos(kernel_thread_cpu() - start)
-    };
-    #[cfg(not(unix))]
-    let elapsed = {
-        let (start, wall) = (ThreadCpuInstant::now(), std::time::Instant::now());
-        let measured = fastnow::measures_thread_cpu_time();
-        move || {
-            if measured {
-                start.elapsed()
-            } else {
-                wall.elapsed()
-            }
-        }
-    };
-    let mut x = 0u64;
-    while elapsed() < cpu {
-        for i in 0..1_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
-        }
-    }
-}
-
+use thread_cpu_support::burn;
 #[cfg(unix)]
-fn kernel_thread_cpu() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid, writable timespec.
-    assert_eq!(
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) },
-        0
-    );
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use thread_cpu_support::kernel_thread_cpu;
 
 /// Whether `T: Send` / `T: Sync`, without requiring either: the method
 /// resolution picks the inherent-like impl only when the bound holds.
@@ -130,7 +90,7 @@ fn api_is_instants() {
     assert_eq!(hash(a), hash(ThreadCpuInstant::from_nanos(a.as_nanos())));
     assert_eq!(
         format!("{:?}", ThreadCpuInstant::from_nanos(42)),
-        "ThreadCpuInstant { nanos: 42 }"
+        "ThreadCpuInstant(42ns of CPU)"
     );
     assert!(a.elapsed() >= b - a);
 }
@@ -150,7 +110,7 @@ fn route_is_reported() {
         fastnow::measures_thread_cpu_time(),
         matches!(
             info.thread_cpu,
-            ThreadCpuSource::PerfPage | ThreadCpuSource::Os(_)
+            ThreadCpuSource::PerfPage | ThreadCpuSource::PerfIoctl | ThreadCpuSource::Os(_)
         )
     );
     if cfg!(any(unix, windows)) {
@@ -170,6 +130,13 @@ fn route_is_reported() {
             assert!(perf_target);
             assert_eq!(info.thread_cpu_fallback, None);
         }
+        ThreadCpuSource::PerfIoctl => {
+            assert!(perf_target);
+            assert_eq!(
+                info.thread_cpu_fallback,
+                Some(fastnow::ThreadCpuFallback::NoUserTime)
+            );
+        }
         ThreadCpuSource::Os(call) => {
             if cfg!(unix) {
                 assert_eq!(call, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
@@ -178,12 +145,22 @@ fn route_is_reported() {
         }
         other => assert!(!fastnow::measures_thread_cpu_time(), "{other}"),
     }
+    match info.thread_cpu_costs {
+        Some(costs) => assert_eq!(
+            costs.perf_ioctl_taken,
+            info.thread_cpu == ThreadCpuSource::PerfIoctl,
+            "{info:?}"
+        ),
+        None => assert_ne!(info.thread_cpu, ThreadCpuSource::PerfIoctl),
+    }
     eprintln!(
-        "thread CPU time: {} ({})",
+        "thread CPU time: {} ({}; {})",
         info.thread_cpu,
         info.thread_cpu_fallback
             .map_or("perf page in use, or no perf route here".into(), |w| w
-                .to_string())
+                .to_string()),
+        info.thread_cpu_costs
+            .map_or("no choice between system calls".into(), |c| c.to_string())
     );
 }
 
@@ -272,37 +249,12 @@ mod perf {
     use super::*;
     use fastnow::__test;
     use fastnow::ThreadCpuFallback;
-    use std::process::Command;
 
-    fn in_child() -> bool {
-        std::env::var_os("FASTNOW_TEST_CHILD").is_some()
-    }
+    use thread_cpu_support::{in_child, in_fork, perf_descriptors, perf_mappings};
 
     /// Runs `perf::<name>` alone in a fresh process.
     fn run_child(name: &str) {
-        let mut argv: Vec<std::ffi::OsString> = Vec::new();
-        if let Some(runner) = std::env::var_os("FASTNOW_TEST_RUNNER") {
-            argv.push(runner);
-        }
-        argv.push(std::env::current_exe().unwrap().into());
-        let out = Command::new(&argv[0])
-            .args(&argv[1..])
-            .args([
-                &format!("perf::{name}"),
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("FASTNOW_TEST_CHILD", "1")
-            .output()
-            .expect("re-run the test binary");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{name} failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        thread_cpu_support::run_child(&format!("perf::{name}"));
     }
 
     fn route_on_new_thread() -> (ThreadCpuSource, Option<ThreadCpuFallback>) {
@@ -313,26 +265,6 @@ mod perf {
         })
         .join()
         .unwrap()
-    }
-
-    /// The perf event mappings in this process.
-    fn perf_mappings() -> usize {
-        std::fs::read_to_string("/proc/self/maps")
-            .unwrap()
-            .lines()
-            .filter(|l| l.contains("perf_event"))
-            .count()
-    }
-
-    fn perf_descriptors() -> usize {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                std::fs::read_link(e.path())
-                    .is_ok_and(|p| p.to_string_lossy().contains("perf_event"))
-            })
-            .count()
     }
 
     const OS: ThreadCpuSource = ThreadCpuSource::Os("clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
@@ -358,7 +290,7 @@ mod perf {
         __test::thread_cpu_fail_open(0);
         __test::thread_cpu_accept_without_user_time(true);
         assert_eq!(route_on_new_thread(), (OS, Some(ThreadCpuFallback::Denied)));
-        assert_eq!(perf_mappings(), 0);
+        assert_eq!(perf_mappings().len(), 0);
         // Its readings are the kernel's thread clock.
         let k0 = kernel_thread_cpu();
         let t = ThreadCpuInstant::now().as_nanos();
@@ -380,9 +312,13 @@ mod perf {
         }
         __test::thread_cpu_accept_without_user_time(true);
         // Where the kernel (or an emulator: qemu-user has no perf events)
-        // offers no perf event, there is no event for a thread to open.
-        if route_on_new_thread().1 == Some(ThreadCpuFallback::Unsupported) {
-            eprintln!("skipped: no perf events here");
+        // offers no perf event, or refuses this process one
+        // (`perf_event_paranoid`, a seccomp filter), there is no event for a
+        // thread to open.
+        if let Some(why @ (ThreadCpuFallback::Unsupported | ThreadCpuFallback::Denied)) =
+            route_on_new_thread().1
+        {
+            eprintln!("skipped: no perf event for this process here ({why:?})");
             return;
         }
         // RLIMIT_NOFILE reached while this thread opens its event.
@@ -400,7 +336,7 @@ mod perf {
             fastnow::clock_info().thread_cpu_fallback,
             Some(ThreadCpuFallback::NoDescriptor)
         );
-        assert_eq!(perf_mappings(), 0);
+        assert_eq!(perf_mappings().len(), 0);
         // ...while another thread opens its own event.
         assert_eq!(route_on_new_thread(), (ThreadCpuSource::PerfPage, None));
     }
@@ -422,14 +358,26 @@ mod perf {
         }
         // Whatever this kernel offers, the verdict is consistent with it.
         let (source, why) = route_on_new_thread();
+        let costs = fastnow::clock_info().thread_cpu_costs;
         match source {
-            ThreadCpuSource::PerfPage => assert_eq!(why, None),
+            ThreadCpuSource::PerfPage => assert_eq!((why, costs), (None, None)),
+            // No cap_user_time, and the event's own system call measured
+            // cheaper than the OS call: a descriptor per thread, no more.
+            ThreadCpuSource::PerfIoctl => {
+                assert_eq!(why, Some(ThreadCpuFallback::NoUserTime));
+                assert!(costs.unwrap().perf_ioctl_taken, "{costs:?}");
+                assert_eq!(perf_mappings().len(), 0, "released at thread exit");
+                assert_eq!(perf_descriptors().len(), 0, "closed at thread exit");
+                assert_eq!(route_on_new_thread(), (source, why));
+            }
             _ => {
                 assert_eq!(source, OS);
                 assert!(why.is_some());
-                assert_eq!(perf_mappings(), 0);
-                assert_eq!(perf_descriptors(), 0);
+                assert_eq!(perf_mappings().len(), 0);
+                assert_eq!(perf_descriptors().len(), 0);
                 if why == Some(ThreadCpuFallback::NoUserTime) {
+                    // Measured, and the OS call kept.
+                    assert!(!costs.unwrap().perf_ioctl_taken, "{costs:?}");
                     // Remembered: a later thread does not open again.
                     assert_eq!(route_on_new_thread(), (OS, why));
                 }
@@ -458,27 +406,28 @@ mod perf {
             eprintln!("skipped: no perf events in this process");
             return;
         }
-        assert_eq!(perf_mappings(), 0, "released at thread exit");
+        assert_eq!(perf_mappings().len(), 0, "released at thread exit");
         let (opened, go) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
         let (opened_tx, opened_rx) = opened;
         let (go_tx, go_rx) = go;
         let worker = std::thread::spawn(move || {
-            let before = perf_mappings();
+            let before = perf_mappings().len();
             let _ = ThreadCpuInstant::now();
             opened_tx.send(before).unwrap();
             go_rx.recv().unwrap();
         });
         let before = opened_rx.recv().unwrap();
         assert_eq!(before, 0, "nothing before the first reading");
-        assert_eq!(perf_mappings(), 1, "one page for the reading thread");
-        assert_eq!(perf_descriptors(), 0, "no descriptor kept");
+        assert_eq!(perf_mappings().len(), 1, "one page for the reading thread");
+        assert_eq!(perf_descriptors().len(), 0, "no descriptor kept");
         go_tx.send(()).unwrap();
         worker.join().unwrap();
-        assert_eq!(perf_mappings(), 0, "released at thread exit");
+        assert_eq!(perf_mappings().len(), 0, "released at thread exit");
     }
 
-    /// A forked child's thread inherits the parent thread's page, which
-    /// counts the parent's thread: the child's readings must be its own.
+    /// A forked child's thread has the parent thread's event in its state
+    /// (the descriptor was closed, and the kernel copies no perf mapping):
+    /// the child's readings must be its own, from an event of its own.
     #[test]
     fn fork_reopens_for_the_child() {
         if !common::no_processes() {
@@ -503,38 +452,25 @@ mod perf {
         std::thread::sleep(Duration::from_millis(2)); // a switch: the page updated
         let parent = ThreadCpuInstant::now().as_nanos();
         assert!(parent >= 200_000_000, "{parent}");
-        // SAFETY: fork has no preconditions; the child reads clocks, sleeps
-        // and `_exit`s, never returning into the test harness.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0);
-        if pid == 0 {
-            // SAFETY: alarm and _exit take plain values.
-            unsafe { libc::alarm(20) };
-            let ok = std::panic::catch_unwind(|| -> bool {
-                let start = ThreadCpuInstant::now().as_nanos();
-                burn(Duration::from_millis(20));
-                std::thread::sleep(Duration::from_millis(2));
-                let end = ThreadCpuInstant::now().as_nanos();
-                let kernel = kernel_thread_cpu();
-                // On the parent thread's event it would read ≥ 200 ms.
-                start < 100_000_000
-                    && end <= kernel + 10_000_000
-                    && fastnow::clock_info().thread_cpu == ThreadCpuSource::PerfPage
-                    && perf_mappings() == 1
-            });
-            // SAFETY: ends the forked child without running the harness.
-            unsafe { libc::_exit(if matches!(ok, Ok(true)) { 0 } else { 1 }) };
-        }
-        let mut status = 0;
-        // SAFETY: waits for our own child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "{status}"
-        );
-        // The parent's own event is untouched by the child's unmapping.
+        let parents_page = perf_mappings();
+        in_fork(20, || {
+            let start = ThreadCpuInstant::now().as_nanos();
+            burn(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(2));
+            let end = ThreadCpuInstant::now().as_nanos();
+            let kernel = kernel_thread_cpu();
+            let own = perf_mappings();
+            // On the parent thread's event it would read ≥ 200 ms.
+            let ok = start < 100_000_000
+                && end <= kernel + 10_000_000
+                && fastnow::clock_info().thread_cpu == ThreadCpuSource::PerfPage
+                && own.len() == 1;
+            i32::from(!ok)
+        })
+        .unwrap();
+        // The parent's own event goes on.
         assert!(ThreadCpuInstant::now().as_nanos() >= parent);
-        assert_eq!(perf_mappings(), 1);
+        assert_eq!(perf_mappings(), parents_page);
     }
 }
 
@@ -564,6 +500,12 @@ mod tsc_fault {
             if set != 0 {
                 unsafe { libc::_exit(0) }; // not settable here: nothing to test
             }
+            if !os_clock_survives() {
+                // The kernel's own clock_gettime (its vDSO reads the TSC on
+                // a `tsc` clocksource) faults too: so does std's
+                // `Instant::now()`, and there is no OS call left to make.
+                unsafe { libc::_exit(0) };
+            }
             let k0 = kernel_thread_cpu();
             let t = ThreadCpuInstant::now().as_nanos();
             let ok = t >= k0
@@ -581,4 +523,74 @@ mod tsc_fault {
             libc::WTERMSIG(status)
         );
     }
+
+    /// Whether libc's `clock_gettime(CLOCK_MONOTONIC)` survives in this
+    /// process (tried in a forked child, which inherits the TSC mode).
+    fn os_clock_survives() -> bool {
+        // SAFETY: as above; the child reads the clock and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid timespec to write; _exit takes a value.
+            unsafe {
+                libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+                libc::_exit(0)
+            };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child.
+        pid > 0 && unsafe { libc::waitpid(pid, &mut status, 0) } == pid && libc::WIFEXITED(status)
+    }
+}
+
+/// `{:?}` prints the CPU time a person can read, and it is the reading's
+/// own figure (read back here, to the nanosecond the text keeps).
+#[test]
+fn debug_prints_the_cpu_time() {
+    /// Reads back Go's duration form (`1h2m3.5s`, `12.25ms`, `950ns`) in ns.
+    fn parse(text: &str) -> u128 {
+        let (mut total, mut rest) = (0u128, text);
+        while !rest.is_empty() {
+            let digits = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or_else(|| panic!("no unit in {text}"));
+            let (number, tail) = rest.split_at(digits);
+            let (unit, per): (&str, u128) = [
+                ("ns", 1),
+                ("µs", 1_000),
+                ("ms", 1_000_000),
+                ("h", 3_600_000_000_000),
+                ("m", 60_000_000_000),
+                ("s", 1_000_000_000),
+            ]
+            .into_iter()
+            .find(|(u, _)| tail.starts_with(u))
+            .unwrap_or_else(|| panic!("unknown unit in {text}"));
+            let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+            let mut value = whole.parse::<u128>().unwrap() * per;
+            let mut scale = per;
+            for d in frac.chars() {
+                scale /= 10;
+                value += u128::from(d.to_digit(10).unwrap()) * scale;
+            }
+            total += value;
+            rest = &tail[unit.len()..];
+        }
+        total
+    }
+    // Some CPU first, so that the figure has a fraction to print.
+    let spin = std::time::Instant::now();
+    while spin.elapsed() < std::time::Duration::from_millis(3) {
+        std::hint::black_box(0);
+    }
+    let t = ThreadCpuInstant::now();
+    let text = format!("{t:?}");
+    let shown = text
+        .strip_prefix("ThreadCpuInstant(")
+        .and_then(|s| s.strip_suffix(" of CPU)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(parse(shown), u128::from(t.as_nanos()), "{text}");
 }

@@ -95,13 +95,28 @@ fn fastnow_deadline_on_a_paused_tokio_clock() {
     });
 }
 
+/// The signed distance from `a` to `b`, in nanoseconds.
+#[cfg(all(feature = "mock", unix))]
+fn signed_nanos(a: TokioInstant, b: TokioInstant) -> i128 {
+    match b.checked_duration_since(a) {
+        Some(ahead) => ahead.as_nanos() as i128,
+        None => -(a.duration_since(b).as_nanos() as i128),
+    }
+}
+
 /// fastnow's global mock moves fastnow only: tokio's clock (running, not
-/// paused) does not follow it, and mocked readings convert as values, an
-/// hour of mock time to an hour between the converted instants.
+/// paused) does not follow it, and mocked readings convert as values: each
+/// to the tokio instant of the real reading with the same value, an hour
+/// of mock time to an hour between the converted instants. Whether a
+/// mocked deadline is due is decided by its value against the real
+/// timeline, never by how long the machine has been up: the amounts here
+/// are taken from a real reading, so the test holds on a machine booted a
+/// minute ago and on one up for decades.
 #[cfg(feature = "mock")]
 #[test]
 fn global_mock_does_not_move_tokio() {
     run(false, async {
+        let real = Instant::now();
         let tokio_start = TokioInstant::now();
         let clock = fastnow::mock::GlobalMockClock::install();
         let start = Instant::now();
@@ -112,12 +127,32 @@ fn global_mock_does_not_move_tokio() {
             TokioInstant::from(later) - TokioInstant::from(start),
             Duration::from_secs(3600)
         );
-        // The mock reads about one second after the OS clock's zero: its
-        // instants are in tokio's past, and a deadline from it is already due.
-        assert!(TokioInstant::from(later) < tokio_start);
-        tokio::time::timeout_at(TokioInstant::from(later), std::future::pending::<()>())
+        // Each mocked reading lands at its distance from the real one, on
+        // whichever side of it the mock's value lies. (Unix: on Windows
+        // std's `Instant` cannot go back past boot.)
+        #[cfg(unix)]
+        for t in [start, later] {
+            assert_eq!(
+                signed_nanos(TokioInstant::from(real), TokioInstant::from(t)),
+                i128::from(t.as_nanos()) - i128::from(real.as_nanos()),
+                "{t:?} against the real {real:?}"
+            );
+        }
+        // A deadline from the mock an hour past the real clock is an hour in
+        // tokio's future: a short real wait ends first.
+        let to_real = Duration::from_nanos(real.as_nanos().saturating_sub(later.as_nanos()));
+        clock.advance(to_real + Duration::from_secs(3600));
+        let ahead = Instant::now();
+        assert!(ahead.duration_since(real) >= Duration::from_secs(3600));
+        tokio::time::timeout_at(ahead.into(), tokio::time::sleep(Duration::from_millis(20)))
+            .await
+            .expect("a deadline an hour ahead of the real clock fired");
+        // One computed from the mock an hour before the real clock is due at once.
+        let behind = ahead - (ahead.duration_since(real) + Duration::from_secs(3600));
+        tokio::time::timeout_at(behind.into(), std::future::pending::<()>())
             .await
             .unwrap_err();
+        // Over two hours of mock time, tokio's clock moved only as real time did.
         assert!(TokioInstant::now() - tokio_start < Duration::from_secs(60));
         drop(clock);
     });

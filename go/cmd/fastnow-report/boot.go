@@ -9,24 +9,27 @@ import (
 	"github.com/fastnow/fastnow/go/fastnow"
 )
 
-// BootReport is the -json output's "boot": how fastnow.BootNanotime reads
-// here and why, its cost beside Nanotime and the kernel's boot clock, and
-// its agreement with that clock over an interval.
+// BootReport is the -json output's "boot" (the schema's, shared with the
+// Rust report): how fastnow.BootNanotime reads here and why, its cost beside
+// Nanotime and the kernel's boot clock, and its agreement with that clock
+// over an interval.
 type BootReport struct {
 	Route      string  `json:"route"` // e.g. "the counter's line plus the boot offset"
 	Why        string  `json:"why"`
-	BootNs     float64 `json:"boot_ns_per_call"`     // BootNanotime, median of interleaved rounds
-	NanotimeNs float64 `json:"nanotime_ns_per_call"` // Nanotime in the same rounds
+	BootNs     float64 `json:"ns_per_call"`         // BootNanotime, median of interleaved rounds
+	NanotimeNs float64 `json:"instant_ns_per_call"` // Nanotime in the same rounds
+	VsNanotime float64 `json:"vs_instant"`
 	// KernelNs is clock_gettime(CLOCK_BOOTTIME) through the system call, as
-	// the package reads it (0 where there is no boot clock).
-	KernelNs float64 `json:"kernel_ns_per_call"`
+	// the package reads it (nil where there is no boot clock).
+	KernelNs *float64 `json:"os_ns_per_call"`
+	VsKernel *float64 `json:"vs_os"`
 	// IntervalKernelNs is the interval agreement was measured over, by the
-	// kernel's boot clock (0 where there is none); IntervalBootNs the same
+	// kernel's boot clock (nil where there is none); IntervalBootNs the same
 	// interval by BootNanotime; BracketNs the comparison's uncertainty (half
 	// the two brackets' widths).
-	IntervalKernelNs int64 `json:"interval_kernel_ns"`
-	IntervalBootNs   int64 `json:"interval_boot_ns"`
-	BracketNs        int64 `json:"bracket_ns"`
+	IntervalKernelNs *int64 `json:"interval_kernel_ns"`
+	IntervalBootNs   int64  `json:"interval_fastnow_ns"`
+	BracketNs        *int64 `json:"bracket_ns"`
 }
 
 // measureBoot measures the section; quick shortens the interval to 0.2 s.
@@ -59,17 +62,24 @@ func measureBoot(quick bool) *BootReport {
 			kernel = append(kernel, per(func() int64 { v, _ := kernelBoot(); return v }))
 		}
 	}
-	r.BootNs, r.NanotimeNs, r.KernelNs = sortedMedian(boot), sortedMedian(nano), sortedMedian(kernel)
+	r.BootNs, r.NanotimeNs = sortedMedian(boot), sortedMedian(nano)
+	r.VsNanotime = r.BootNs / r.NanotimeNs
 	if !hasKernel {
+		b0 := fastnow.BootNanotime()
+		time.Sleep(interval)
+		r.IntervalBootNs = fastnow.BootNanotime() - b0
 		return r
 	}
+	k, vs := sortedMedian(kernel), r.BootNs/sortedMedian(kernel)
+	r.KernelNs, r.VsKernel = &k, &vs
 	ours0, k0, w0 := bootPair()
 	for start := time.Now(); time.Since(start) < interval; {
 		sink += fastnow.BootNanotime()
 		time.Sleep(time.Millisecond)
 	}
 	ours1, k1, w1 := bootPair()
-	r.IntervalKernelNs, r.IntervalBootNs, r.BracketNs = k1-k0, ours1-ours0, (w0+w1)/2
+	ki, bracket := k1-k0, (w0+w1)/2
+	r.IntervalKernelNs, r.IntervalBootNs, r.BracketNs = &ki, ours1-ours0, &bracket
 	return r
 }
 
@@ -99,14 +109,14 @@ func sortedMedian(v []float64) float64 {
 
 func printBoot(r *BootReport) {
 	fmt.Printf("\nTime across suspend (fastnow.BootNanotime): %s — %s\n", r.Route, r.Why)
-	fmt.Printf("- cost: %.2f ns per call; Nanotime %.2f ns (%.2fx)", r.BootNs, r.NanotimeNs, r.BootNs/r.NanotimeNs)
-	if r.KernelNs > 0 {
-		fmt.Printf("; %s %.2f ns", bootClockName, r.KernelNs)
+	fmt.Printf("- cost: %.2f ns per call; Nanotime %.2f ns (%.2fx)", r.BootNs, r.NanotimeNs, r.VsNanotime)
+	if r.KernelNs != nil {
+		fmt.Printf("; %s %.2f ns", bootClockName, *r.KernelNs)
 	}
 	fmt.Println()
-	if r.IntervalKernelNs > 0 {
+	if r.IntervalKernelNs != nil {
 		fmt.Printf("- agreement over %.3f s of %s: %+d ns (±%d ns of brackets)\n",
-			float64(r.IntervalKernelNs)/1e9, bootClockName, r.IntervalBootNs-r.IntervalKernelNs, r.BracketNs)
+			float64(*r.IntervalKernelNs)/1e9, bootClockName, r.IntervalBootNs-*r.IntervalKernelNs, *r.BracketNs)
 	} else {
 		fmt.Println("- no boot clock to compare here: BootNanotime advances as Nanotime does")
 	}

@@ -13,3 +13,7 @@ var bootClockName = map[bool]string{
 
 // kernelBoot: the package reads no boot clock here.
 func kernelBoot() (int64, bool) { return 0, false }
+
+// kernelMono: the report checks the conversions against CLOCK_MONOTONIC on
+// Linux only.
+func kernelMono() (int64, bool) { return 0, false }

@@ -16,8 +16,11 @@ func TestMeasureBoot(t *testing.T) {
 		t.Fatalf("%+v", *r)
 	}
 	if runtime.GOOS == "linux" {
-		off := r.IntervalBootNs - r.IntervalKernelNs
-		if r.KernelNs <= 0 || r.IntervalKernelNs <= 0 || off > 100_000+r.BracketNs || off < -100_000-r.BracketNs {
+		if r.KernelNs == nil || r.IntervalKernelNs == nil || r.BracketNs == nil || *r.KernelNs <= 0 || *r.IntervalKernelNs <= 0 {
+			t.Fatalf("%+v", *r)
+		}
+		off := r.IntervalBootNs - *r.IntervalKernelNs
+		if off > 100_000+*r.BracketNs || off < -100_000-*r.BracketNs {
 			t.Fatalf("%+v", *r)
 		}
 	}

@@ -27,51 +27,15 @@
 //
 // # JSON
 //
-// With -json the report is one JSON object whose first field,
-// schema_version, says which fields follow and what they mean: it is raised
-// when a field changes meaning or disappears (a new field does not raise
-// it). It versions this report's schema alone; the Rust report's JSON
-// (fastnow report --json) has other fields and a version of its own.
-// Version 1:
-//
-//   - schema_version: 1.
-//   - source: fastnow.Source(), the fields of fastnow.Info under their Go
-//     names (its enumerations as their String).
-//   - gomaxprocs: runtime.GOMAXPROCS(0) while measuring.
-//   - costs: one object per clock, in the order of the table: name, and
-//     the nanoseconds per call of its median, fastest and slowest round
-//     (median_ns, min_ns, max_ns) and of every round in the order run
-//     (rounds_ns).
-//   - ratios: named ratios of two clocks' medians, e.g.
-//     "time.Since / Nanotime" (the first over the second).
-//   - strict_checks: how many times each clock was checked in the strict
-//     cross-goroutine test; strict_violations: each clock's violations, by
-//     name; strict_pinned: whether the two goroutines ran pinned to two
-//     CPUs; strict_control: the clock that must fail the test ("" when
-//     there is none here).
-//   - wall_error_ns: UnixNano's distance from the midpoint of a
-//     time.Now().UnixNano() bracket (median, p99, max).
-//   - coarse_staleness_ms: RecentNanotime's age under a 1 ms upkeep
-//     (median, p99, max).
-//   - first_call_ms: the first Nanotime in a fresh process, detection
-//     included (median, p99, max).
-//   - steadiness: how steady the costs behind the verdict were: the
-//     measurements taken (attempts), whether the last was steady (steady)
-//     and what was not (unsteady).
-//   - boot: fastnow.BootNanotime (BootReport): route and why, ns per call
-//     of BootNanotime, Nanotime and the kernel's boot clock
-//     (boot_ns_per_call, nanotime_ns_per_call, kernel_ns_per_call), and the
-//     interval agreement was measured over by the kernel's boot clock and by
-//     BootNanotime, with the brackets' uncertainty (interval_kernel_ns,
-//     interval_boot_ns, bracket_ns). Absent in reports written before it.
-//   - thread_cpu: fastnow.ThreadCPUNanotime (ThreadCPUReport): the OS call
-//     behind it and why (clock, why, measures_thread_cpu_time), ns per call
-//     of it and of the same call through syscall.Syscall
-//     (thread_cpu_ns_per_call, os_call_ns_per_call), and a busy loop's CPU
-//     by the kernel's clock and by it (busy_kernel_ns, busy_ns), and the CPU
-//     it counted over a sleep (asleep_ns, sleep_ns). Absent in reports
-//     written before it.
-//   - verdict: the sentence printed last.
+// With -json the report is one JSON object in the schema the Rust report
+// writes too, spec/report.schema.json in the repository (version 3, its
+// first field, schema_version; "language": "go"), so that `fastnow report
+// --compare rust.json go.json` sets the two side by side. A Go report has
+// no all-cores figures, per-thread checks, latencies, slowest reads or
+// drift (the schema marks those fields Rust's), and adds "go": the
+// GOMAXPROCS it ran with, the first Nanotime of a fresh process
+// (first_call_ms) and named ratios of two clocks' medians. The tests check
+// every report against the schema.
 package main
 
 import (
@@ -85,6 +49,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,51 +60,10 @@ import (
 
 type clock struct {
 	Name string
+	Kind string // "fastnow", "baseline" or "os", as costs[].kind
+	Role string // as costs[].role ("": none)
 	read func() int64
 }
-
-// Cost is one clock's measured cost.
-type Cost struct {
-	Name     string  `json:"name"`
-	MedianNs float64 `json:"median_ns"`
-	MinNs    float64 `json:"min_ns"`
-	MaxNs    float64 `json:"max_ns"`
-	// RoundsNs is each round's figure, in the order run.
-	RoundsNs []float64 `json:"rounds_ns"`
-}
-
-// schemaVersion is the -json output's schema_version (the command's doc
-// lists the fields of each version).
-const schemaVersion = 1
-
-// Report is the -json output.
-type Report struct {
-	SchemaVersion    int                `json:"schema_version"` // first, so that a reader meets it before the rest
-	Source           fastnow.Info       `json:"source"`
-	GOMAXPROCS       int                `json:"gomaxprocs"`
-	Costs            []Cost             `json:"costs"`
-	Ratios           map[string]float64 `json:"ratios"`
-	StrictViolations map[string]int     `json:"strict_violations"`
-	StrictChecks     int                `json:"strict_checks"`
-	StrictPinned     bool               `json:"strict_pinned"`  // writer and checker pinned to two CPUs
-	StrictControl    string             `json:"strict_control"` // the clock that must fail the test ("": none here)
-	WallErrorNs      map[string]float64 `json:"wall_error_ns"`
-	StalenessMs      map[string]float64 `json:"coarse_staleness_ms"`
-	FirstCallMs      map[string]float64 `json:"first_call_ms"`
-	// Steadiness says how steady the costs behind the verdict were.
-	Steadiness *Steadiness `json:"steadiness"`
-	Boot       *BootReport `json:"boot,omitempty"` // boot.go
-	Verdict    string      `json:"verdict"`
-
-	// ThreadCPU is fastnow.ThreadCPUNanotime's section (thread_cpu.go).
-	ThreadCPU *ThreadCPUReport `json:"thread_cpu,omitempty"`
-}
-
-// sink receives every reading the timing loops take, so that the compiler
-// cannot drop a read whose result is unused; nothing reads it back.
-//
-//lint:ignore U1000 written only: it keeps the timed reads
-var sink int64
 
 func main() {
 	if os.Getenv("FASTNOW_REPORT_CHILD") == "first-call" {
@@ -171,34 +95,76 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fastnow-report:", err)
 		os.Exit(2)
 	}
+	r, err := measureReport(*quick)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fastnow-report:", err)
+		os.Exit(1)
+	}
+	if *asJSON {
+		if err := writeJSON(os.Stdout, r); err != nil {
+			fmt.Fprintln(os.Stderr, "fastnow-report:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	print(r)
+}
 
+// measureReport measures everything and forms the verdict.
+func measureReport(quick bool) (Report, error) {
 	rounds, checks, samples, children := 9, 2_000_000, 2000, 15
-	if *quick {
+	mode := "thorough"
+	if quick {
 		rounds, checks, samples, children = 3, 200_000, 300, 5
+		mode = "quick"
 	}
 	var atom atomic.Int64
 	atom.Store(1)
 	start := time.Now()
 	fastStart := fastnow.Now()
 	fastnanoWall := start.UnixNano()
+	var hlc fastnow.HLC
 	clocks := []clock{
-		{"fastnow.Nanotime", fastnow.Nanotime},
-		{"fastnow.MonotonicNanotime", fastnow.MonotonicNanotime},
-		{"fastnow.OrderedNanotime", fastnow.OrderedNanotime},
-		{"fastnow start.Elapsed()", func() int64 { return int64(fastStart.Elapsed()) }},
-		{"fastnow.UnixNano", fastnow.UnixNano},
-		{"fastnow.RecentUnixNano", fastnow.RecentUnixNano},
+		{"fastnow.Nanotime", "fastnow", "instant", fastnow.Nanotime},
+		{nameMonotonic, "fastnow", "monotonic", fastnow.MonotonicNanotime},
+		{"fastnow.OrderedNanotime", "fastnow", "ordered", fastnow.OrderedNanotime},
+		{nameElapsed, "fastnow", "", func() int64 { return int64(fastStart.Elapsed()) }},
+		{"fastnow.BootNanotime", "fastnow", "boot", fastnow.BootNanotime},
+		{nameUnixNano, "fastnow", "wall", fastnow.UnixNano},
+		{"fastnow.HLC.Now", "fastnow", "hlc", func() int64 { return int64(hlc.Now()) }},
+		{nameRecent, "fastnow", "recent_wall", fastnow.RecentUnixNano},
 	}
-	if name, raw := rawCounter(); raw != nil {
-		clocks = append(clocks, clock{name, raw})
+	counterName, raw := rawCounter()
+	if raw != nil {
+		clocks = append(clocks, clock{counterName, "baseline", "counter", raw})
 	}
 	clocks = append(clocks,
-		clock{"time.Since(start)", func() int64 { return int64(time.Since(start)) }},
-		clock{"time.Now().UnixNano()", func() int64 { return time.Now().UnixNano() }},
-		clock{"fastnano-style start+Since", func() int64 { return fastnanoWall + int64(time.Since(start)) }},
-		clock{"atomic.Int64 Load", atom.Load},
+		clock{nameSince, "os", "os_monotonic", func() int64 { return int64(time.Since(start)) }},
+		clock{nameNow, "os", "os_wall", func() int64 { return time.Now().UnixNano() }},
+		clock{"fastnano-style start+Since", "os", "", func() int64 { return fastnanoWall + int64(time.Since(start)) }},
+		clock{"atomic.Int64 Load", "baseline", "atomic_load", atom.Load},
 	)
-	r := Report{Source: fastnow.Source(), GOMAXPROCS: runtime.GOMAXPROCS(0), Ratios: map[string]float64{}}
+	atStart := fastnow.Source().MonotonicMode
+	r := Report{
+		Language:       "go",
+		FastnowVersion: moduleVersion(),
+		Mode:           mode,
+		Machine:        machine(),
+		Go:             GoOnly{GOMAXPROCS: runtime.GOMAXPROCS(0), Ratios: map[string]float64{}},
+	}
+
+	// MonotonicNanotime's first reading picks a strategy, which it leaves
+	// for good for ordered reads once goroutines contend for its mark: its
+	// cost with the first, on one goroutine before anything contends; then
+	// every CPU calls it, as in a long-running program, and the cost table
+	// measures the strategy it settled on.
+	r.Monotonic = monotonicStart(rounds)
+	// Until the mark is seen contended, for a second at most (on one CPU,
+	// or with the other CPUs busy, goroutines take turns and it never is).
+	for i := 0; i < 10 && fastnow.Source().MonotonicMode == fastnow.MonotonicHighWater; i++ {
+		contend(fastnow.MonotonicNanotime, runtime.GOMAXPROCS(0), 100*time.Millisecond)
+	}
+	r.Monotonic.SettledMode = modeName(fastnow.Source().MonotonicMode)
 
 	// The verdict concludes only from steady figures: while they are
 	// unsteady (other work slowed most rounds of a compared clock), measure
@@ -220,36 +186,45 @@ func main() {
 	}
 	ratio := func(name string, a, b string) {
 		if med[a] > 0 && med[b] > 0 {
-			r.Ratios[name] = med[a] / med[b]
+			r.Go.Ratios[name] = med[a] / med[b]
 		}
 	}
-	ratio("time.Since / Nanotime", "time.Since(start)", "fastnow.Nanotime")
+	ratio("time.Since / Nanotime", nameSince, "fastnow.Nanotime")
 	ratio("Nanotime / asm RDTSC", "fastnow.Nanotime", "asm RDTSC function")
-	ratio("time.Now().UnixNano / UnixNano", "time.Now().UnixNano()", "fastnow.UnixNano")
-	ratio("RecentUnixNano / atomic load", "fastnow.RecentUnixNano", "atomic.Int64 Load")
-	ratio("time.Since / start.Elapsed", "time.Since(start)", "fastnow start.Elapsed()")
+	ratio("time.Now().UnixNano / UnixNano", nameNow, nameUnixNano)
+	ratio("RecentUnixNano / atomic load", nameRecent, "atomic.Int64 Load")
+	ratio("HLC.Now / UnixNano", "fastnow.HLC.Now", nameUnixNano)
+	ratio("time.Since / start.Elapsed", nameSince, nameElapsed)
 
 	// The strict test, on two goroutines pinned to two CPUs so they run in
 	// parallel; the bare counter is the control, the clock that must fail
 	// it (unordered reads). A control with no violation means the run could
-	// not tell: said plainly below, not read as a pass.
-	r.StrictChecks = checks
-	r.StrictViolations = map[string]int{}
-	r.StrictPinned = true
+	// not tell: said plainly, not read as a pass.
 	strict := []clock{
-		{"fastnow.Nanotime", fastnow.Nanotime},
-		{"fastnow.MonotonicNanotime", fastnow.MonotonicNanotime},
-		{"fastnow.OrderedNanotime", fastnow.OrderedNanotime},
+		{"fastnow.Nanotime", "", "", fastnow.Nanotime},
+		{nameMonotonic, "", "", fastnow.MonotonicNanotime},
+		{"fastnow.OrderedNanotime", "", "", fastnow.OrderedNanotime},
 	}
-	if name, raw := rawCounter(); raw != nil {
-		strict = append(strict, clock{name + " (control)", raw})
-		r.StrictControl = name + " (control)"
+	var control *string
+	if raw != nil {
+		strict = append(strict, clock{counterName, "", "", raw})
+		control = &counterName
 	}
+	pinnedAll := true
+	violations := map[string]int{}
 	for _, c := range strict {
 		v, pinned := measure.StrictPinned(c.read, checks, true)
-		r.StrictViolations[c.Name] = v
-		r.StrictPinned = r.StrictPinned && pinned
+		unit := "ns"
+		if c.Name == counterName {
+			unit = "ticks"
+		}
+		r.Correctness = append(r.Correctness, CorrectRow{Clock: c.Name, StrictChecks: checks, StrictViolations: v, Unit: unit})
+		violations[c.Name] = v
+		pinnedAll = pinnedAll && pinned
 	}
+	r.StrictTest = StrictTest{ChecksPerClock: checks, ControlClock: control, Pinned: pinnedAll}
+	r.StrictTest.Conclusive = control != nil && violations[*control] > 0
+	r.StrictTest.Note = strictTestNote(r.StrictTest, pinnedAll)
 
 	// UnixNano against the midpoint of a time.Now bracket, in integer
 	// nanoseconds (a float64 resolves only 256 ns at today's Unix time).
@@ -265,12 +240,12 @@ func main() {
 		}
 		wallErr = append(wallErr, float64(d)) // exact: far below 2^53
 	}
-	r.WallErrorNs = summary(wallErr, 1)
+	w := summary(wallErr, 1)
+	r.Wall = Wall{MedianNs: w["median"], P99Ns: w["p99"], MaxNs: w["max"], BoundNs: wallBoundNs}
 
 	fastnow.StopUpkeep()
 	if err := fastnow.StartUpkeep(time.Millisecond); err != nil {
-		fmt.Fprintln(os.Stderr, "fastnow-report:", err)
-		os.Exit(1)
+		return Report{}, err
 	}
 	var stale []float64
 	for i := 0; i < samples; i++ {
@@ -279,7 +254,8 @@ func main() {
 		stale = append(stale, float64(fastnow.Nanotime()-cached))
 	}
 	fastnow.StopUpkeep()
-	r.StalenessMs = summary(stale, 1e6)
+	c := summary(stale, 1e6)
+	r.Coarse = Coarse{ResolutionMs: 1, AgeMedianMs: c["median"], AgeP99Ms: c["p99"], AgeMaxMs: c["max"]}
 
 	var first []float64
 	for i := 0; i < children; i++ {
@@ -287,29 +263,91 @@ func main() {
 		cmd.Env = append(os.Environ(), "FASTNOW_REPORT_CHILD=first-call")
 		out, err := cmd.Output()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "fastnow-report: child:", err)
-			os.Exit(1)
+			return Report{}, fmt.Errorf("child: %w", err)
 		}
 		ns, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
 		first = append(first, ns)
 	}
-	r.FirstCallMs = summary(first, 1e6)
-	r.Boot = measureBoot(*quick)
-	r.ThreadCPU = measureThreadCPU(*quick)
+	r.Go.FirstCallMs = summary(first, 1e6)
+	r.Boot = measureBoot(quick)
+	r.Snapshot = measureSnapshot()
+	r.ThreadCPU = measureThreadCPU(quick)
+	r.info = fastnow.Source()
+	r.Fastnow = chosen(r.info, atStart)
 	if f, err := figuresOf(r); err != nil {
 		r.Verdict = "No verdict: " + err.Error() + "."
 	} else {
 		r.Verdict = verdict(f)
 	}
+	return r, nil
+}
 
-	if *asJSON {
-		if err := writeJSON(os.Stdout, r); err != nil {
-			fmt.Fprintln(os.Stderr, "fastnow-report:", err)
-			os.Exit(1)
-		}
-		return
+// wallBoundNs is the wall tier's steady-state bound (SEMANTICS, "Wall tier").
+const wallBoundNs = 1000
+
+// strictTestNote is the sentence under the strict test.
+func strictTestNote(t StrictTest, pinned bool) string {
+	how := "with the writer and the checker pinned to two CPUs"
+	if !pinned {
+		how = "with the goroutines not pinned (fewer than two CPUs, or not Linux)"
 	}
-	print(r, rounds)
+	switch {
+	case t.ControlClock == nil:
+		return fmt.Sprintf("no bare counter read here to check the test against: a zero shows only that %d checks saw nothing", t.ChecksPerClock)
+	case !t.Conclusive:
+		return fmt.Sprintf("TOO SHORT TO TELL: %s (no ordering) showed no violation in %d checks, %s, so a zero does not show a clock is strict; run without -quick", *t.ControlClock, t.ChecksPerClock, how)
+	}
+	return fmt.Sprintf("the test can fail here: %s (no ordering) failed, %s", *t.ControlClock, how)
+}
+
+// monotonicStart measures MonotonicNanotime (its first reading choosing the
+// strategy) beside time.Since on one goroutine, before anything contends.
+func monotonicStart(rounds int) *MonotonicStart {
+	sink += fastnow.MonotonicNanotime()
+	mode := modeName(fastnow.Source().MonotonicMode)
+	start := time.Now()
+	var ours, theirs []float64
+	for i := 0; i < rounds; i++ {
+		ours = append(ours, nsPerCall(fastnow.MonotonicNanotime))
+		theirs = append(theirs, nsPerCall(func() int64 { return int64(time.Since(start)) }))
+	}
+	sort.Float64s(ours)
+	return &MonotonicStart{
+		StartMode: mode, StartNsMedian: median(ours), StartNsMin: ours[0], StartNsMax: ours[len(ours)-1],
+		StartStdNsMedian: sortedMedian(theirs),
+	}
+}
+
+// contend calls read on n goroutines at once for d.
+func contend(read func() int64, n int, d time.Duration) {
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s int64
+			for !stop.Load() {
+				for j := 0; j < 1000; j++ {
+					s += read()
+				}
+			}
+			atomic.AddInt64(&sink, s)
+		}()
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+}
+
+// nsPerCall is one round: testing.Benchmark of read, ns per call.
+func nsPerCall(read func() int64) float64 {
+	res := testing.Benchmark(func(b *testing.B) {
+		for n := 0; n < b.N; n++ {
+			sink += read()
+		}
+	})
+	return float64(res.T.Nanoseconds()) / float64(res.N)
 }
 
 // reportFlags is the report's command line, on a FlagSet of its own:
@@ -319,7 +357,7 @@ func reportFlags(output io.Writer) (flags *flag.FlagSet, quick, asJSON *bool) {
 	flags = flag.NewFlagSet("fastnow-report", flag.ContinueOnError)
 	flags.SetOutput(output)
 	quick = flags.Bool("quick", false, "fewer rounds and samples (about 10 s)")
-	asJSON = flags.Bool("json", false, "print JSON instead of tables (its fields: go doc github.com/fastnow/fastnow/go/cmd/fastnow-report)")
+	asJSON = flags.Bool("json", false, "print JSON instead of tables (its fields: spec/report.schema.json, shared with `fastnow report --json`)")
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "Usage: fastnow-report [-quick] [-json]")
 		flags.PrintDefaults()
@@ -341,20 +379,14 @@ func costRows(clocks []clock, rounds int) []Cost {
 	samplesNs := make([][]float64, len(clocks))
 	for round := 0; round < rounds; round++ {
 		for i, c := range clocks {
-			read := c.read
-			res := testing.Benchmark(func(b *testing.B) {
-				for n := 0; n < b.N; n++ {
-					sink += read()
-				}
-			})
-			samplesNs[i] = append(samplesNs[i], float64(res.T.Nanoseconds())/float64(res.N))
+			samplesNs[i] = append(samplesNs[i], nsPerCall(c.read))
 		}
 	}
 	var costs []Cost
 	for i, c := range clocks {
 		s := append([]float64(nil), samplesNs[i]...)
 		sort.Float64s(s)
-		costs = append(costs, Cost{c.Name, median(s), s[0], s[len(s)-1], samplesNs[i]})
+		costs = append(costs, Cost{Name: c.Name, Kind: c.Kind, Role: c.Role, MedianNs: median(s), MinNs: s[0], MaxNs: s[len(s)-1], RoundsNs: samplesNs[i]})
 	}
 	return costs
 }
@@ -374,49 +406,49 @@ func summary(xs []float64, unit float64) map[string]float64 {
 	return map[string]float64{"median": at(0.5), "p99": at(0.99), "max": s[len(s)-1] / unit}
 }
 
-func print(r Report, rounds int) {
-	fmt.Printf("fastnow (Go): %s\nGOMAXPROCS %d, %s/%s\n\n", r.Source, r.GOMAXPROCS, runtime.GOOS, runtime.GOARCH)
+func print(r Report) {
+	fmt.Printf("fastnow (Go): %s\nGOMAXPROCS %d, %s/%s, %s\n\n", r.info, r.Go.GOMAXPROCS, runtime.GOOS, runtime.GOARCH, cpuName(r.Machine))
+	rounds := 0
+	if len(r.Costs) > 0 {
+		rounds = len(r.Costs[0].RoundsNs)
+	}
 	fmt.Printf("| clock | ns/call (median of %d rounds) | min–max |\n|---|---:|---:|\n", rounds)
 	for _, c := range r.Costs {
 		fmt.Printf("| %s | %.2f | %.2f–%.2f |\n", c.Name, c.MedianNs, c.MinNs, c.MaxNs)
 	}
+	if m := r.Monotonic; m != nil && m.StartMode != m.SettledMode {
+		fmt.Printf("\nMonotonicNanotime started with %s (kept while one goroutine reads it): %.2f ns (%.2f–%.2f) before anything contended, time.Since %.2f ns in the same rounds; the table's is %s, which it keeps for good once goroutines contend\n",
+			m.StartMode, m.StartNsMedian, m.StartNsMin, m.StartNsMax, m.StartStdNsMedian, m.SettledMode)
+	}
 	fmt.Println()
-	keys := make([]string, 0, len(r.Ratios))
-	for k := range r.Ratios {
+	keys := make([]string, 0, len(r.Go.Ratios))
+	for k := range r.Go.Ratios {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Printf("- %s: %.2f\n", k, r.Ratios[k])
+		fmt.Printf("- %s: %.2f\n", k, r.Go.Ratios[k])
 	}
-	pinned := "goroutines pinned to two CPUs"
-	if !r.StrictPinned {
-		pinned = "goroutines not pinned (fewer than two CPUs, or not Linux)"
+	fmt.Printf("\nStrict cross-goroutine test, %d checks:\n", r.StrictTest.ChecksPerClock)
+	for _, c := range r.Correctness {
+		control := ""
+		if r.StrictTest.ControlClock != nil && c.Clock == *r.StrictTest.ControlClock {
+			control = " (control)"
+		}
+		fmt.Printf("- %s%s: %d violations\n", c.Clock, control, c.StrictViolations)
 	}
-	fmt.Printf("\nStrict cross-goroutine test, %d checks, %s:\n", r.StrictChecks, pinned)
-	names := []string{"fastnow.Nanotime", "fastnow.MonotonicNanotime", "fastnow.OrderedNanotime"}
-	if r.StrictControl != "" {
-		names = append(names, r.StrictControl)
-	}
-	for _, k := range names {
-		fmt.Printf("- %s: %d violations\n", k, r.StrictViolations[k])
-	}
-	switch {
-	case r.StrictControl == "":
-		fmt.Println("  (no bare counter here to serve as the control: zero violations above cannot be told from a run too short to show any)")
-	case r.StrictViolations[r.StrictControl] == 0:
-		fmt.Println("  The control showed no violation: this run was too short (or this machine too ordered) to tell; zero violations above prove nothing. Run without -quick.")
-	default:
-		fmt.Println("  The control fails, so the test can: zero violations above mean the clock held.")
-	}
-	fmt.Printf("UnixNano − time.Now: median %.0f ns, p99 %.0f ns, max %.0f ns\n", r.WallErrorNs["median"], r.WallErrorNs["p99"], r.WallErrorNs["max"])
-	fmt.Printf("RecentNanotime age, upkeep 1 ms: median %.3f ms, p99 %.3f ms, max %.3f ms\n", r.StalenessMs["median"], r.StalenessMs["p99"], r.StalenessMs["max"])
-	fmt.Printf("First Nanotime() in a fresh process (detection included, no calibration wait): median %.3f ms, max %.3f ms\n", r.FirstCallMs["median"], r.FirstCallMs["max"])
+	fmt.Printf("  %s\n", r.StrictTest.Note)
+	fmt.Printf("UnixNano − time.Now: median %.0f ns, p99 %.0f ns, max %.0f ns\n", r.Wall.MedianNs, r.Wall.P99Ns, r.Wall.MaxNs)
+	fmt.Printf("RecentNanotime age, upkeep 1 ms: median %.3f ms, p99 %.3f ms, max %.3f ms\n", r.Coarse.AgeMedianMs, r.Coarse.AgeP99Ms, r.Coarse.AgeMaxMs)
+	fmt.Printf("First Nanotime() in a fresh process (detection included, no calibration wait): median %.3f ms, max %.3f ms\n", r.Go.FirstCallMs["median"], r.Go.FirstCallMs["max"])
 	if r.Boot != nil {
 		printBoot(r.Boot)
 	}
 	if r.ThreadCPU != nil {
 		printThreadCPU(r.ThreadCPU)
+	}
+	if r.Snapshot != nil {
+		printSnapshot(r.Snapshot)
 	}
 	fmt.Printf("\nVerdict: %s\n", r.Verdict)
 }

@@ -153,18 +153,28 @@ func untilSteady[T any](first T, again func() T, unsteady func(T) []string) (T, 
 // strictFigures is what the strict cross-goroutine test showed.
 type strictFigures struct {
 	Conclusive bool // the control failed, so the test can fail here
+	Checks     int  // checks each clock got
 	Nanotime   int
 	Monotonic  int
 }
 
+// monotonicFigures is MonotonicNanotime's starting strategy, measured on
+// one goroutine before anything contended, beside the one it settled on
+// (the cost table's).
+type monotonicFigures struct {
+	StartMode, SettledMode string // "HighWater" or "Ordered"
+	StartNs, StartSinceNs  float64
+}
+
 // figures is everything the verdict is formed from.
 type figures struct {
-	Timings  timings
-	Attempts int
-	Counter  string
-	FreqHz   uint64
-	Fallback string // why fastnow reads the OS clock here ("" when it reads the counter)
-	Strict   strictFigures
+	Timings   timings
+	Monotonic *monotonicFigures // nil: not measured
+	Attempts  int
+	Counter   string
+	FreqHz    uint64
+	Fallback  string // why fastnow reads the OS clock here ("" when it reads the counter)
+	Strict    strictFigures
 	// The wall tier's p99 error and the coarse tier's p99 age.
 	WallP99Ns   float64
 	StaleP99Ms  float64
@@ -181,21 +191,34 @@ func figuresOf(r Report) (figures, error) {
 	if r.Steadiness != nil {
 		attempts = r.Steadiness.Attempts
 	}
-	return figures{
+	violations := func(name string) int {
+		for _, c := range r.Correctness {
+			if c.Clock == name {
+				return c.StrictViolations
+			}
+		}
+		return 0
+	}
+	f := figures{
 		Timings:  t,
 		Attempts: attempts,
-		Counter:  r.Source.Counter,
-		FreqHz:   r.Source.FreqHz,
-		Fallback: r.Source.FallbackReason(),
+		Counter:  r.info.Counter,
+		FreqHz:   r.info.FreqHz,
+		Fallback: r.info.FallbackReason(),
 		Strict: strictFigures{
-			Conclusive: r.StrictControl != "" && r.StrictViolations[r.StrictControl] > 0,
-			Nanotime:   r.StrictViolations["fastnow.Nanotime"],
-			Monotonic:  r.StrictViolations["fastnow.MonotonicNanotime"],
+			Conclusive: r.StrictTest.Conclusive,
+			Checks:     r.StrictTest.ChecksPerClock,
+			Nanotime:   violations("fastnow.Nanotime"),
+			Monotonic:  violations(nameMonotonic),
 		},
-		WallP99Ns:   r.WallErrorNs["p99"],
-		StaleP99Ms:  r.StalenessMs["p99"],
+		WallP99Ns:   r.Wall.P99Ns,
+		StaleP99Ms:  r.Coarse.AgeP99Ms,
 		UpkeepEvery: time.Millisecond,
-	}, nil
+	}
+	if m := r.Monotonic; m != nil {
+		f.Monotonic = &monotonicFigures{StartMode: m.StartMode, SettledMode: m.SettledMode, StartNs: m.StartNsMedian, StartSinceNs: m.StartStdNsMedian}
+	}
+	return f, nil
 }
 
 // ratio is how a clock's cost compares with another's: -1 cheaper by
@@ -275,10 +298,7 @@ func verdict(f figures) string {
 		}
 		fmt.Fprintf(&b, "Here fastnow reads the %s at %.3f GHz.", counter, float64(f.FreqHz)/1e9)
 	}
-	strictNote := "the strict test was too short to tell here"
-	if f.Strict.Conclusive {
-		strictNote = fmt.Sprintf("%d violations in the strict test, against %d for Nanotime", f.Strict.Monotonic, f.Strict.Nanotime)
-	}
+	strictNote := strictNote(f.Strict)
 	if why := t.unsteady(); len(why) > 0 {
 		var figs []string
 		for _, n := range t.named() {
@@ -297,7 +317,7 @@ func verdict(f figures) string {
 		}
 		for _, part := range []string{
 			elapsedPart(t),
-			monotonicPart(t, f.Strict, strictNote),
+			monotonicPart(t, f.Monotonic, f.Strict, strictNote),
 			unixNanoPart(t, f.WallP99Ns),
 			recentPart(t, f.UpkeepEvery, f.StaleP99Ms),
 		} {
@@ -323,21 +343,72 @@ func elapsedPart(t timings) string {
 	return fmt.Sprintf("To time work within a goroutine, keep time.Since: Now().Elapsed() measured %s it here (%s).", c.relation(), figs)
 }
 
-func monotonicPart(t timings, s strictFigures, strictNote string) string {
+// strictNote is what the strict test showed of MonotonicNanotime against
+// Nanotime: evidence for preferring it only where Nanotime went backwards.
+func strictNote(s strictFigures) string {
+	switch {
+	case !s.Conclusive:
+		return "the strict test was too short to tell here"
+	case caughtNanotime(s):
+		return fmt.Sprintf("%d violations in the strict test, against %d for Nanotime", s.Monotonic, s.Nanotime)
+	}
+	return fmt.Sprintf("%d violations in %d strict checks, and %d for Nanotime: this run did not catch Nanotime going back, "+
+		"so it shows no reason to prefer MonotonicNanotime to Nanotime; the guarantee is the reason", s.Monotonic, s.Checks, s.Nanotime)
+}
+
+// caughtNanotime is whether the strict test showed Nanotime lacking the
+// guarantee MonotonicNanotime gives: only then does the run argue for it.
+func caughtNanotime(s strictFigures) bool { return s.Conclusive && s.Nanotime > 0 }
+
+// strategy is a MonotonicNanotime strategy in words.
+func strategy(mode string) string {
+	switch mode {
+	case "HighWater":
+		return "a shared high-water mark (a compare-and-swap per reading)"
+	case "Ordered":
+		return "ordered counter reads"
+	}
+	return "no strategy yet"
+}
+
+func monotonicPart(t timings, start *monotonicFigures, s strictFigures, strictNote string) string {
 	x, r := t.Monotonic.MedianNs, t.Since.MedianNs
 	c := compare(x, r)
-	figs := fmt.Sprintf("%s against %s a call; %s", ns(x), ns(r), strictNote)
+	// The strategy quoted is the one a program whose goroutines contend
+	// ends up with; where the first reading chose another, its cost is said
+	// too, with when it applies.
+	how, before := "", ""
+	switch {
+	case start != nil && start.StartMode != start.SettledMode:
+		how = "with " + strategy(start.SettledMode) + ", the strategy it keeps once several goroutines read it: "
+		before = fmt.Sprintf("; before anything contends it uses %s, %s time.Since (%s against %s)",
+			strategy(start.StartMode), compare(start.StartNs, start.StartSinceNs).relation(), ns(start.StartNs), ns(start.StartSinceNs))
+	case start != nil && start.SettledMode == "HighWater":
+		// Still on the mark after every CPU called it: the goroutines took
+		// turns, and a program whose goroutines contend would leave it.
+		how = "with " + strategy(start.SettledMode) + ", which the report's contention did not make it leave (its " +
+			"goroutines took turns); a program whose goroutines contend for it moves to ordered reads: "
+	case start != nil:
+		how = "with " + strategy(start.SettledMode) + ": "
+	}
+	details := fmt.Sprintf(" (%s%s against %s a call)%s; %s", how, ns(x), ns(r), before, strictNote)
 	if s.Conclusive && s.Monotonic > 0 {
 		return fmt.Sprintf("MonotonicNanotime went backwards %d times across goroutines in the strict test, which it must never do: "+
-			"do not rely on it here, and report it with this output (%s time.Since, %s).", s.Monotonic, c.relation(), figs)
+			"do not rely on it here, and report it with this output (%s time.Since%s).", s.Monotonic, c.relation(), details)
 	}
 	switch c.sign {
 	case -1:
-		return fmt.Sprintf("Use MonotonicNanotime when stamps from several goroutines must never go backwards: %s time.Since (%s).", c.relation(), figs)
+		// A recommendation rests on what the run showed: with no
+		// violation of Nanotime's either, it is a statement of cost and
+		// guarantee.
+		if s.Conclusive && !caughtNanotime(s) {
+			return fmt.Sprintf("For stamps from several goroutines that must never go backwards, MonotonicNanotime is %s time.Since%s.", c.relation(), details)
+		}
+		return fmt.Sprintf("Use MonotonicNanotime when stamps from several goroutines must never go backwards: %s time.Since%s.", c.relation(), details)
 	case 0:
-		return fmt.Sprintf("For stamps from several goroutines that must never go backwards, MonotonicNanotime is %s time.Since here (%s), so switching gains nothing.", c.relation(), figs)
+		return fmt.Sprintf("For stamps from several goroutines that must never go backwards, MonotonicNanotime is %s time.Since here, so switching gains nothing%s.", c.relation(), details)
 	}
-	return fmt.Sprintf("For stamps from several goroutines, keep time.Since: MonotonicNanotime measured %s it here (%s).", c.relation(), figs)
+	return fmt.Sprintf("For stamps from several goroutines, keep time.Since: MonotonicNanotime measured %s it here%s.", c.relation(), details)
 }
 
 func unixNanoPart(t timings, wallP99Ns float64) string {

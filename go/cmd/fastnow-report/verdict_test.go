@@ -263,25 +263,70 @@ func TestRatioWording(t *testing.T) {
 
 // A report's figures are read by name, and the verdict is formed from them.
 func TestFiguresOfReport(t *testing.T) {
+	control := "asm RDTSC function"
 	r := Report{
-		Costs:            cleanCosts(),
-		StrictViolations: map[string]int{"fastnow.Nanotime": 5, "fastnow.MonotonicNanotime": 0, "asm RDTSC function (control)": 0},
-		StrictControl:    "asm RDTSC function (control)",
-		WallErrorNs:      map[string]float64{"p99": 210},
-		StalenessMs:      map[string]float64{"p99": 1.254},
-		Steadiness:       &Steadiness{Attempts: 2, Steady: true},
+		Costs: cleanCosts(),
+		Correctness: []CorrectRow{
+			{Clock: "fastnow.Nanotime", StrictChecks: 1000, StrictViolations: 5},
+			{Clock: nameMonotonic, StrictChecks: 1000},
+			{Clock: control, StrictChecks: 1000},
+		},
+		StrictTest: StrictTest{ChecksPerClock: 1000, ControlClock: &control},
+		Wall:       Wall{P99Ns: 210},
+		Coarse:     Coarse{AgeP99Ms: 1.254},
+		Steadiness: &Steadiness{Attempts: 2, Steady: true},
+		Monotonic:  &MonotonicStart{StartMode: "HighWater", StartNsMedian: 11.4, StartStdNsMedian: 36.2, SettledMode: "Ordered"},
 	}
-	r.Source.Counter, r.Source.FreqHz = "TSC (RDTSC)", 2_445_445_000
+	r.info.Counter, r.info.FreqHz = "TSC (RDTSC)", 2_445_445_000
 	f, err := figuresOf(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Strict.Conclusive || f.Attempts != 2 || f.Timings.Since.MedianNs != 36.51 {
+	if f.Strict.Conclusive || f.Attempts != 2 || f.Timings.Since.MedianNs != 36.51 || f.Monotonic == nil || f.Monotonic.StartNs != 11.4 {
 		t.Fatalf("%+v", f)
 	}
 	// The control never failed: the zeros prove nothing.
 	mustContain(t, verdict(f), "the strict test was too short to tell here", "(Costs measured twice")
-	r.StrictViolations["asm RDTSC function (control)"] = 244
+	r.StrictTest.Conclusive = true
 	f, _ = figuresOf(r)
 	mustContain(t, verdict(f), "0 violations in the strict test, against 5 for Nanotime")
+}
+
+// The run of the issue: MonotonicNanotime on the high-water mark before
+// anything contends (its first strategy), on ordered reads after (the one
+// it keeps). The verdict quotes the second, and the first with when it
+// applies.
+func TestVerdictQuotesTheStrategyMonotonicNanotimeSettlesOn(t *testing.T) {
+	f := recorded(t, with(cleanCosts(), c(nameMonotonic, 24.1, 23.8, 24.6)))
+	f.Monotonic = &monotonicFigures{StartMode: "HighWater", SettledMode: "Ordered", StartNs: 13.6, StartSinceNs: 36.2}
+	v := verdict(f)
+	mustContain(t, v,
+		"Use MonotonicNanotime when stamps from several goroutines must never go backwards: 1.5× faster than time.Since (with ordered counter reads, the strategy it keeps once several goroutines read it: 24.1 ns against 36.5 ns a call); before anything contends it uses a shared high-water mark (a compare-and-swap per reading), 2.7× faster than time.Since (13.6 ns against 36.2 ns)",
+	)
+	mustNotContain(t, v, "must never go backwards: 2.7×")
+	// One strategy throughout: one figure.
+	f.Monotonic = &monotonicFigures{StartMode: "Ordered", SettledMode: "Ordered", StartNs: 24.0, StartSinceNs: 36.0}
+	v = verdict(f)
+	mustContain(t, v, "1.5× faster than time.Since (with ordered counter reads: 24.1 ns against 36.5 ns a call);")
+	mustNotContain(t, v, "before anything contends", "the strategy it keeps")
+	// The report's goroutines took turns: still on the mark, said so.
+	f = recorded(t, with(cleanCosts(), c(nameMonotonic, 13.6, 13.4, 13.9)))
+	f.Monotonic = &monotonicFigures{StartMode: "HighWater", SettledMode: "HighWater", StartNs: 13.5, StartSinceNs: 36.0}
+	mustContain(t, verdict(f), "2.7× faster than time.Since (with a shared high-water mark (a compare-and-swap per reading), which the report's contention did not make it leave (its goroutines took turns); a program whose goroutines contend for it moves to ordered reads: 13.6 ns against 36.5 ns a call);")
+}
+
+// "0 violations … against 0 for Nanotime" gives no reason to switch from
+// Nanotime: no recommendation cites it; the verdict says the guarantee,
+// not the run, is the reason.
+func TestVerdictRecommendsNothingOnZeroViolationsAgainstZero(t *testing.T) {
+	f := recorded(t, cleanCosts())
+	f.Strict = strictFigures{Conclusive: true, Checks: 200_000, Nanotime: 0, Monotonic: 0}
+	v := verdict(f)
+	mustNotContain(t, v, "Use MonotonicNanotime", "against 0 for Nanotime")
+	mustContain(t, v,
+		"For stamps from several goroutines that must never go backwards, MonotonicNanotime is 2.7× faster than time.Since (13.6 ns against 36.5 ns a call); 0 violations in 200000 strict checks, and 0 for Nanotime: this run did not catch Nanotime going back, so it shows no reason to prefer MonotonicNanotime to Nanotime; the guarantee is the reason.",
+	)
+	// Nanotime caught going back: the run itself argues for it.
+	f.Strict.Nanotime = 17
+	mustContain(t, verdict(f), "Use MonotonicNanotime when stamps from several goroutines must never go backwards: 2.7× faster than time.Since (13.6 ns against 36.5 ns a call); 0 violations in the strict test, against 17 for Nanotime.")
 }

@@ -59,11 +59,14 @@ fn main() {
     println!("Machine: {}, {} cores; {}", cpu_model(), num_cores(), info);
     println!();
     costs(&plan);
+    ordered_after_a_load(&plan);
+    thread_cpu(&plan);
     wall_and_coarse(&plan);
     updates(&plan);
     cold_calls(&plan);
     read_tails(&plan);
     contention(&plan);
+    hlc(&plan);
     strictness(&plan);
     startup(&plan);
     accuracy(&plan);
@@ -98,6 +101,171 @@ fn num_cores() -> usize {
 
 fn find(all: &[Clock], name: &str) -> Option<Clock> {
     all.iter().copied().find(|c| c.name == name)
+}
+
+/// The thread CPU clock beside the routes it chooses from, interleaved
+/// rounds in one process: `ThreadCpuInstant::now()`, the OS call, and (on
+/// Linux, where perf events open) the perf event's own system calls read
+/// directly — the `ioctl` and page fastnow uses where the page offers no
+/// user-space time, and a `read()` of the descriptor (tach 0.2's route
+/// there), which fastnow does not use because the descriptor's number may
+/// be reused by the program.
+///
+/// Each is called through a function pointer, as a reading inside a
+/// function that returns is: on some machines the first return after a
+/// system call costs a good part of the call itself (return-stack
+/// mitigations), which a read inlined into a loop without returns never
+/// pays. The last row shows fastnow's read inlined into the loop.
+fn thread_cpu(plan: &Plan) {
+    let _ = fastnow::ThreadCpuInstant::now(); // decide this thread's route
+    let info = fastnow::clock_info();
+    let iters = (plan.iters / 100).max(1_000);
+    static EVENT: std::sync::OnceLock<Option<perf::Event>> = std::sync::OnceLock::new();
+    let event = EVENT.get_or_init(perf::Event::open).is_some();
+    type Row = (&'static str, fn() -> u64, Vec<f64>);
+    let mut rows: Vec<Row> = vec![
+        (
+            "fastnow `ThreadCpuInstant::now()`",
+            || fastnow::ThreadCpuInstant::now().as_nanos(),
+            Vec::new(),
+        ),
+        (
+            "`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` (libc)",
+            || fastnow_bench::clock_gettime_ns(libc::CLOCK_THREAD_CPUTIME_ID),
+            Vec::new(),
+        ),
+    ];
+    if event {
+        rows.push((
+            "perf event: `ioctl(PERF_EVENT_IOC_RESET)` + page",
+            || EVENT.get().unwrap().as_ref().unwrap().ioctl_and_page(),
+            Vec::new(),
+        ));
+        rows.push((
+            "perf event: `read()` of its descriptor",
+            || EVENT.get().unwrap().as_ref().unwrap().read(),
+            Vec::new(),
+        ));
+    }
+    let mut inlined = Vec::new();
+    for _ in 0..plan.rounds {
+        for (_, f, v) in rows.iter_mut() {
+            let f = *f;
+            v.push(fastnow_bench::ns_per_call(
+                || std::hint::black_box(f)(),
+                iters,
+            ));
+        }
+        inlined.push(fastnow_bench::ns_per_call(
+            || fastnow::ThreadCpuInstant::now().as_nanos(),
+            iters,
+        ));
+    }
+    println!(
+        "### Thread CPU time, one thread ({} rounds × {} calls, median)\n",
+        plan.rounds, iters
+    );
+    println!(
+        "Route: {}{}{}\n",
+        info.thread_cpu,
+        info.thread_cpu_fallback
+            .map_or(String::new(), |w| format!(" ({w})")),
+        info.thread_cpu_costs
+            .map_or(String::new(), |c| format!("; chosen at first use: {c}"))
+    );
+    // Ratios as medians of the rounds' ratios: a busy round moves both.
+    let os_ns = rows[1].2.clone();
+    println!("| read (called through a function pointer) | ns/call | min–max of rounds | vs the OS call (median of the rounds' ratios) |");
+    println!("|---|---:|---:|---:|");
+    let inlined_row = (
+        "fastnow `ThreadCpuInstant::now()`, inlined into the loop",
+        inlined,
+    );
+    for (name, v) in rows
+        .iter()
+        .map(|(name, _, v)| (*name, v.clone()))
+        .chain([inlined_row])
+    {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        let ratios: Vec<f64> = v.iter().zip(&os_ns).map(|(x, o)| x / o).collect();
+        println!(
+            "| {name} | {:.1} | {lo:.1}–{hi:.1} | {:.3}× |",
+            median(&v),
+            median(&ratios)
+        );
+    }
+    println!();
+}
+
+/// A task-clock event of the calling thread, read directly (not through
+/// fastnow), for the figures' comparison of the routes.
+#[cfg(target_os = "linux")]
+mod perf {
+    pub struct Event {
+        fd: i32,
+        /// The page's address (a number: the event is shared through a
+        /// static, and only its opening thread reads it).
+        page: usize,
+    }
+
+    impl Event {
+        pub fn open() -> Option<Event> {
+            let fd = fastnow::__test::thread_cpu_task_clock_descriptor()?;
+            // SAFETY: maps the event's first page read-only, where the kernel
+            // chooses; kept for the life of the process.
+            let page = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    4096,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
+            (page != libc::MAP_FAILED).then_some(Event {
+                fd,
+                page: page as usize,
+            })
+        }
+
+        /// The event's running time: the request that brings the page up
+        /// to date, then `time_running` (offset 32).
+        pub fn ioctl_and_page(&self) -> u64 {
+            // SAFETY: PERF_EVENT_IOC_RESET takes no argument; the page is
+            // mapped, and `time_running` an aligned u64 in it.
+            unsafe {
+                libc::ioctl(self.fd, 0x2403 as _, 0);
+                std::ptr::read_volatile((self.page + 32) as *const u64)
+            }
+        }
+
+        /// The event's count, by `read()`.
+        pub fn read(&self) -> u64 {
+            let mut count = 0u64;
+            // SAFETY: reads 8 bytes into `count`.
+            unsafe { libc::read(self.fd, (&mut count as *mut u64).cast(), 8) };
+            count
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod perf {
+    pub struct Event;
+    impl Event {
+        pub fn open() -> Option<Event> {
+            None
+        }
+        pub fn ioctl_and_page(&self) -> u64 {
+            0
+        }
+        pub fn read(&self) -> u64 {
+            0
+        }
+    }
 }
 
 /// 1–3: single-thread costs, interleaved rounds, medians and ratios.
@@ -194,11 +362,81 @@ fn costs(plan: &Plan) {
         get("std SystemTime::now").unwrap() / unix
     );
     println!(
+        "- `Hlc::now()` vs `unix_nanos()`: {:.2}× (one thread: a `unix_nanos()` reading, its conversion and a compare-and-swap)",
+        get("fastnow Hlc::now").unwrap() / unix
+    );
+    println!(
         "- `recent()` vs a relaxed `AtomicU64` load: {:.2}×; `recent_unix_nanos()`: {:.2}×",
         get("fastnow recent").unwrap() / atomic,
         get("fastnow recent_unix_nanos").unwrap() / atomic
     );
     println!();
+}
+
+/// The ordered read as programs use it: after an Acquire load of a word
+/// another thread publishes (a deadline, a sequence number), with some work
+/// between reads — beside the same with the bare ordered instructions, and
+/// the work alone. Back-to-back ordered reads (`costs`) are the worst case
+/// for the conversion at the read, whose multiply and add each fence waits
+/// for; here the work hides it, as in most programs.
+fn ordered_after_a_load(plan: &Plan) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PUBLISHED: AtomicU64 = AtomicU64::new(1);
+    /// About 20 ns of dependent arithmetic: the work between two reads.
+    #[inline(always)]
+    fn work(mut x: u64) -> u64 {
+        for _ in 0..24 {
+            x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(7);
+        }
+        x
+    }
+    let pattern = |read: fn() -> u64| {
+        move || {
+            let seen = PUBLISHED.load(Ordering::Acquire);
+            work(seen) ^ read()
+        }
+    };
+    /// A row's name and its read.
+    type Row = (&'static str, fn() -> u64);
+    let mut rows: Vec<Row> = vec![
+        ("work alone", || 0),
+        ("fastnow OrderedInstant::now", || {
+            fastnow::OrderedInstant::now().as_nanos()
+        }),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        rows.push(("LFENCE;RDTSC", fastnow_bench::raw::lfence_rdtsc));
+        if find(&fastnow_bench::clocks(), "RDTSCP").is_some() {
+            rows.push(("RDTSCP", fastnow_bench::raw::rdtscp));
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    rows.push(("ISB;MRS CNTVCT_EL0", fastnow_bench::raw::isb_cntvct));
+    let mut samples = vec![Vec::new(); rows.len()];
+    for _ in 0..plan.rounds {
+        for (i, (_, read)) in rows.iter().enumerate() {
+            samples[i].push(fastnow_bench::ns_per_call(pattern(*read), plan.iters));
+        }
+    }
+    let med: Vec<f64> = samples.iter().map(|s| median(s)).collect();
+    println!(
+        "### An ordered read after an Acquire load, with work between ({} rounds × {} calls, median)\n",
+        plan.rounds, plan.iters
+    );
+    println!("| read | ns per iteration | the read's share (less the work alone) |");
+    println!("|---|---:|---:|");
+    for (i, (name, _)) in rows.iter().enumerate() {
+        println!("| {name} | {:.2} | {:.2} |", med[i], med[i] - med[0]);
+    }
+    let fastnow = med[1] - med[0];
+    let floor = med[2..].iter().map(|m| m - med[0]).fold(f64::MAX, f64::min);
+    if floor < f64::MAX && floor > 0.0 {
+        println!(
+            "\n- `OrderedInstant::now()` vs the cheaper ordered instruction, each after the load and the work: {:.3}×\n",
+            fastnow / floor
+        );
+    }
 }
 
 /// The wall tier's error and the coarse tier's staleness.
@@ -227,8 +465,9 @@ fn wall_and_coarse(plan: &Plan) {
     println!();
 }
 
-/// What a reader pays when it finds a state update due (about once a
-/// second, alternating the two kinds, without upkeep; never with it). A
+/// What a reader pays when it finds a state update due (about twice a
+/// second without upkeep, one of them also re-checking the clocksource;
+/// never with it). A
 /// reader that updates once a second has done other work in between, so
 /// each update is measured after touching 0, 4 and 32 MiB of other memory:
 /// the update's code and data then come from L1/L2, from L3, or from DRAM.
@@ -250,7 +489,10 @@ fn updates(plan: &Plan) {
             "a rate sample (one bracket when undisturbed, up to four) and publish",
             false,
         ),
-        ("a clocksource re-check (one `pread`) and publish", true),
+        (
+            "a clocksource re-check (one `pread`), a rate sample and publish",
+            true,
+        ),
     ] {
         for mib in [0, 4, 32] {
             let v: Vec<f64> = (0..n)
@@ -322,10 +564,22 @@ fn cold_calls(plan: &Plan) {
         }),
         ("one `pread` of `current_clocksource` (kept open)", &pread),
         (
-            "a reader's clocksource re-check and publish, lock included",
+            "a reader's clocksource re-check, rate sample and publish, lock included",
             &|| fastnow::__test::reader_update(true),
         ),
     ];
+    #[cfg(target_os = "linux")]
+    calls.insert(
+        3,
+        (
+            "`clock_gettime(CLOCK_MONOTONIC)` as a system call (past the vDSO)",
+            &|| {
+                std::hint::black_box(fastnow_bench::clock_gettime_syscall_ns(
+                    libc::CLOCK_MONOTONIC,
+                ));
+            },
+        ),
+    );
     if clocksource.is_none() {
         // No kernel verdict is read here (not Linux): no such row.
         calls.retain(|(name, _)| !name.contains("`pread`"));
@@ -507,6 +761,62 @@ fn contention(plan: &Plan) {
         );
     }
     println!();
+}
+
+/// Hybrid logical clocks: fastnow's (a compare-and-swap) against uhlc's (a
+/// lock per stamp; on its own clock, `SystemTime::now()`, and on fastnow's)
+/// on one thread and on every core at once, side by side in rounds; then
+/// fastnow's across threads, every stamp kept and checked.
+fn hlc(plan: &Plan) {
+    let all = clocks();
+    let rows: Vec<Clock> = [
+        "fastnow Hlc::now",
+        "uhlc HLC::new_timestamp",
+        "uhlc HLC::new_timestamp (fastnow's clock)",
+        "fastnow unix_nanos",
+    ]
+    .iter()
+    .filter_map(|n| find(&all, n))
+    .collect();
+    let threads = num_cores().max(2);
+    let mut one = vec![Vec::new(); rows.len()];
+    let mut every = vec![Vec::new(); rows.len()];
+    for _ in 0..plan.rounds {
+        for (i, c) in rows.iter().enumerate() {
+            one[i].push((c.cost)(plan.iters));
+            every[i].push(median(&contended(c.cost, threads, plan.iters)));
+        }
+    }
+    let one: Vec<f64> = one.iter().map(|v| median(v)).collect();
+    let every: Vec<f64> = every.iter().map(|v| median(v)).collect();
+    println!(
+        "### Hybrid logical clocks: ns per stamp, 1 thread and {threads} threads at once ({} rounds × {} stamps, median per thread)\n",
+        plan.rounds, plan.iters
+    );
+    println!(
+        "| clock | 1 thread | vs fastnow `Hlc::now` | {threads} threads | vs fastnow `Hlc::now` |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for (i, c) in rows.iter().enumerate() {
+        println!(
+            "| {}{} | {:.2} | {:.2}× | {:.2} | {:.2}× |",
+            c.name,
+            if c.kind == Kind::Peer { " (peer)" } else { "" },
+            one[i],
+            one[i] / one[0],
+            every[i],
+            every[i] / every[0]
+        );
+    }
+    let stamps = plan.strict_checks as usize;
+    let read: fn() -> u64 = || fastnow_bench::HLC.now().to_u64();
+    let u = fastnow_bench::unique_across_threads(read, threads, stamps / threads);
+    let strict = strict_cross_thread(read, plan.strict_checks);
+    println!(
+        "\n`Hlc::now()` on {threads} threads, every stamp kept: {} stamps, {} duplicates, {} not above the \
+         same thread's previous; strict cross-thread test ({} checks): {} stamps below one seen from the other thread.\n",
+        u.stamps, u.duplicates, u.not_increasing, strict.checks, strict.violations
+    );
 }
 
 /// 4 (correctness part) and per-thread monotonicity.

@@ -2,8 +2,9 @@
 //! jiff, chrono, time, prost. All conversions are exact (every type involved
 //! counts whole nanoseconds); those into `UnixTime` fail with [`OutOfRange`]
 //! outside its range. And the bridges for the instant types: to std's and
-//! tokio's `Instant` (features `std`, `tokio`), and a clock for governor's
-//! rate limiters (feature `governor`).
+//! tokio's `Instant` (features `std`, `tokio`), a clock for governor's
+//! rate limiters (feature `governor`), and a physical clock for uhlc's
+//! hybrid logical clocks (feature `uhlc`).
 
 use crate::wall::{OutOfRange, UnixTime};
 
@@ -34,6 +35,9 @@ mod time;
     not(all(target_family = "wasm", target_os = "unknown"))
 ))]
 mod tokio;
+#[cfg(feature = "uhlc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uhlc")))]
+pub mod uhlc;
 
 /// Signed nanoseconds since the epoch as a `UnixTime`, or why not.
 pub(crate) fn nanos_from_i128(nanos: i128) -> Result<UnixTime, OutOfRange> {

@@ -223,6 +223,11 @@ pub struct ParseError {
 }
 
 impl ParseError {
+    /// The error of a date-time inside a longer text (an HLC timestamp's).
+    pub(crate) fn from_kind(kind: Kind) -> ParseError {
+        ParseError { kind }
+    }
+
     /// The byte of the text where the syntax went wrong, for a syntax
     /// error; `None` for a well-formed text whose values are wrong (month
     /// 13, a fraction finer than a nanosecond, a time out of range).

@@ -443,3 +443,100 @@ pub mod rfc3339 {
         }
     }
 }
+
+/// An HLC stamp is its text in human-readable formats (as its `Display`
+/// writes it, `"2024-02-29T12:34:56.123443604Z,00007"`: exact, readable,
+/// and sorting as the stamps do) and its `u64` word in binary ones (as
+/// [`Timestamp::to_u64`](crate::hlc::Timestamp::to_u64)), for the reason
+/// `UnixTime`'s forms differ: the words are above 2^53, which a JSON
+/// reader that parses numbers as doubles rounds (feature `serde`).
+///
+/// ```
+/// use fastnow::hlc::Timestamp;
+///
+/// let t = Timestamp::new(1_500_000_000, 7);
+/// assert_eq!(serde_json::to_string(&t).unwrap(), r#""1970-01-01T00:00:01.500000000Z,00007""#);
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl Serialize for crate::hlc::Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.serialize_str(crate::hlc::Text::of(*self).as_str())
+        } else {
+            serializer.serialize_u64(self.to_u64())
+        }
+    }
+}
+
+/// In human-readable formats, the text (as its
+/// [`FromStr`](core::str::FromStr) reads it) or the `u64` word; in binary
+/// ones, the word (feature `serde`). Every `u64` is a stamp; a negative or
+/// larger integer is an error, never wrapped.
+///
+/// ```
+/// use fastnow::hlc::Timestamp;
+///
+/// let t: Timestamp = serde_json::from_str(r#""1970-01-01T01:00:01.5+01:00,7""#).unwrap();
+/// assert_eq!(t, Timestamp::new(1_500_000_000, 7));
+/// let w: Timestamp = serde_json::from_str(&t.to_u64().to_string()).unwrap();
+/// assert_eq!(w, t);
+/// assert!(serde_json::from_str::<Timestamp>(r#""1970-01-01T00:00:01Z""#).is_err());
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+impl<'de> Deserialize<'de> for crate::hlc::Timestamp {
+    fn deserialize<D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<crate::hlc::Timestamp, D::Error> {
+        if deserializer.is_human_readable() {
+            deserializer.deserialize_any(StampVisitor)
+        } else {
+            deserializer.deserialize_u64(StampVisitor)
+        }
+    }
+}
+
+/// An HLC stamp's text or its word.
+struct StampVisitor;
+
+impl Visitor<'_> for StampVisitor {
+    type Value = crate::hlc::Timestamp;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "an HLC timestamp: an RFC 3339 date-time, a comma and a counter \
+             (2024-02-29T12:34:56.123443604Z,00007), or its u64 word",
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        v.parse().map_err(E::custom)
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
+        let text = core::str::from_utf8(v)
+            .map_err(|_| E::invalid_value(de::Unexpected::Bytes(v), &self))?;
+        self.visit_str(text)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(crate::hlc::Timestamp::from_u64(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        u64::try_from(v)
+            .map(crate::hlc::Timestamp::from_u64)
+            .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Self::Value, E> {
+        u64::try_from(v)
+            .map(crate::hlc::Timestamp::from_u64)
+            .map_err(|_| E::custom("an HLC timestamp's word above 2^64 - 1"))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Self::Value, E> {
+        u64::try_from(v)
+            .map(crate::hlc::Timestamp::from_u64)
+            .map_err(|_| E::custom("an HLC timestamp's word out of the u64 range"))
+    }
+}

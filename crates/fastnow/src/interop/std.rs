@@ -18,7 +18,7 @@
 //! readings are converted as any other value on the timeline).
 
 use crate::precise::{Instant, MonotonicInstant, OrderedInstant};
-use crate::timekeeper::TK;
+use crate::timekeeper::{self, Clock};
 use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant as StdInstant;
@@ -45,9 +45,9 @@ fn anchor() -> &'static Anchor {
         for _ in 0..TRIES {
             // Real readings (the timekeeper's, not a mock's), ordered so
             // that neither is taken before the std reading's neighbours.
-            let before = TK.read_nanos(true);
+            let before = timekeeper::read_real(Clock::Precise, true);
             let std = StdInstant::now();
-            let after = TK.read_nanos(true);
+            let after = timekeeper::read_real(Clock::Precise, true);
             let width = after.saturating_sub(before);
             if best.as_ref().map_or(true, |b| width < b.width) {
                 best = Some(Anchor {
@@ -60,7 +60,7 @@ fn anchor() -> &'static Anchor {
         // TRIES > 0, so there is a best; the fallback is never built.
         best.unwrap_or_else(|| Anchor {
             std: StdInstant::now(),
-            nanos: TK.read_nanos(true),
+            nanos: timekeeper::read_real(Clock::Precise, true),
             width: u64::MAX,
         })
     })
@@ -70,7 +70,7 @@ fn anchor() -> &'static Anchor {
 /// no conversion has yet): a conversion of a reading taken now is within
 /// half of it of std's clock, plus how far fastnow's timeline has moved
 /// from std's since (see the [`From`] impls). For this crate's tests.
-#[cfg(feature = "test-hooks")]
+#[cfg(feature = "__test-hooks")]
 pub(crate) fn anchor_width() -> u64 {
     anchor().width
 }
@@ -150,12 +150,18 @@ macro_rules! into_std {
         /// or the latest: order is kept, the distance is not.
         ///
         /// **Mocks.** The conversion is a function of the value, not a
-        /// clock: it does not look for a mock. A mock's readings start at
-        /// one second on fastnow's timeline (see `fastnow::mock`), so they
-        /// convert to std instants about the machine's uptime in the past,
-        /// one mock second per std second apart; std's clock does not
-        /// follow the mock. The first conversion's anchor is read from the
-        /// real clocks, mock or not.
+        /// clock: it does not look for a mock. A mocked reading converts to
+        /// the std instant at which fastnow's real timeline has the same
+        /// value, one mock second per std second apart; std's clock does
+        /// not follow the mock. A mock starts one second after the OS monotonic
+        /// clock's zero (see `fastnow::mock`), so its early readings convert
+        /// to std instants in the past by about that clock's current value
+        /// (on Linux, the time since boot, not counting suspend), and a
+        /// mock advanced beyond that value converts to instants in std's
+        /// future: which one a mocked reading lands on depends on how long
+        /// the machine has been up, so compare converted mocked readings
+        /// with each other, not with std's clock. The first conversion's
+        /// anchor is read from the real clocks, mock or not.
         ///
         /// Not async-signal-safe the first time in a process (taking the
         /// anchor may wait on another thread taking it); afterwards it only

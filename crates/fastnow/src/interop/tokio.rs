@@ -27,11 +27,14 @@ macro_rules! into_tokio {
         /// at once). fastnow's `mock::GlobalMockClock` (feature `mock`)
         /// moves fastnow's readings only: tokio's clock does not follow it,
         /// and a mocked reading converts as any value on fastnow's timeline
-        /// does, to an instant about the machine's uptime in the past, so a
-        /// deadline computed from the mock is already due for tokio. In a
-        /// test, let one clock drive time for each piece of code: tokio's for
-        /// code that waits on tokio's timers, fastnow's mock for code that
-        /// reads fastnow.
+        /// does, to the instant at which the real timeline has that value. A
+        /// mock starts at one second of the OS monotonic clock, so whether a
+        /// deadline computed from it is already due for tokio, or due only
+        /// after real time catches up with it, depends on how long the
+        /// machine has been up (see the [`std::time::Instant`] conversion).
+        /// In a test, let one clock drive time for each piece of code:
+        /// tokio's for code that waits on tokio's timers, fastnow's mock for
+        /// code that reads fastnow.
         ///
         /// ```
         #[doc = concat!("use fastnow::", stringify!($name), ";")]

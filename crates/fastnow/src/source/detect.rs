@@ -11,7 +11,9 @@
 //! timekeeper asks again every second ([`KernelVerdict`]), so a counter the
 //! kernel demotes at run time is dropped within a second; a verdict that
 //! cannot be read at all (a container that masks `/sys`) vouches for
-//! nothing. `FASTNOW_CLOCK` overrides the decision ([`EnvOverride`]; its
+//! nothing, while one that cannot be read *right now* (descriptors or
+//! memory exhausted: [`KernelVerdict::Unavailable`]) changes nothing and is
+//! asked again. `FASTNOW_CLOCK` overrides the decision ([`EnvOverride`]; its
 //! spellings are pinned down by `spec/vectors/env.json`, which the Go module
 //! reads too). The rules: spec/SEMANTICS.md, "Sources".
 //!
@@ -42,7 +44,10 @@ pub enum Fallback {
     /// counter unreliable, or was configured otherwise.
     KernelClocksource(Clocksource),
     /// The kernel's current clocksource could not be read (a container or
-    /// sandbox that hides `/sys`), so nothing vouches for the counter.
+    /// sandbox that hides `/sys`, or denies it: the file is missing or not
+    /// this process's to read), so nothing vouches for the counter. A
+    /// failure of the moment (descriptors or memory exhausted) is not this:
+    /// see [`VerdictUnavailable`].
     ClocksourceUnknown,
     /// Reading the counter would fault in this process, or it is not set
     /// up: x86 under `prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, or a 32-bit CPU
@@ -206,6 +211,89 @@ const DISABLED_WHY: &str = "the TOD clock is not running, or not set to a date f
 )))]
 const DISABLED_WHY: &str = "not set up";
 
+/// Why the kernel's clocksource could not be read at the last attempt,
+/// when the failure says nothing about the counter: descriptors or memory
+/// were exhausted, or a call was interrupted ([`ClockInfo::verdict_unavailable`]).
+///
+/// The decision stands meanwhile — the counter stays in use, or, at the
+/// first reading, the precise clocks read the OS clock until the verdict
+/// can be read — and the file is read again: every second while the
+/// counter is in use, and at the first reading after 1 ms, then after
+/// twice as long each time, up to a second (spec/SEMANTICS.md, "The
+/// kernel's verdict").
+///
+/// [`ClockInfo::verdict_unavailable`]: crate::ClockInfo::verdict_unavailable
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VerdictUnavailable {
+    /// The `errno` the last attempt failed with (`EMFILE`: the process has
+    /// as many descriptors open as `RLIMIT_NOFILE` allows).
+    pub errno: i32,
+    /// How many attempts in a row failed.
+    pub attempts: u32,
+    /// How long ago the kernel's verdict was last read (`None`: never, the
+    /// first reading could not read it).
+    pub since_last_read: Option<core::time::Duration>,
+}
+
+impl VerdictUnavailable {
+    /// The error's symbolic name (`"EMFILE"`), where fastnow knows it.
+    pub fn errno_name(&self) -> Option<&'static str> {
+        errno_text(self.errno).map(|(name, _)| name)
+    }
+}
+
+impl fmt::Display for VerdictUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the kernel's clocksource could not be read: ")?;
+        match errno_text(self.errno) {
+            Some((name, what)) => write!(f, "{what} ({name})")?,
+            None => write!(f, "errno {}", self.errno)?,
+        }
+        match self.attempts {
+            1 => f.write_str(", 1 attempt")?,
+            n => write!(f, ", {n} attempts in a row")?,
+        }
+        match self.since_last_read {
+            // Whole milliseconds: enough to tell a burst from an outage.
+            Some(d) => write!(
+                f,
+                "; last read {:?} ago",
+                core::time::Duration::from_millis(d.as_millis() as u64)
+            ),
+            None => f.write_str("; not read yet"),
+        }
+    }
+}
+
+/// The symbolic name and the description of the errors a read of the
+/// clocksource file may meet.
+fn errno_text(errno: i32) -> Option<(&'static str, &'static str)> {
+    #[cfg(unix)]
+    {
+        let text = match errno {
+            libc::EMFILE => ("EMFILE", "too many open files"),
+            libc::ENFILE => ("ENFILE", "too many open files in the system"),
+            libc::ENOMEM => ("ENOMEM", "out of memory"),
+            libc::ENOBUFS => ("ENOBUFS", "no buffer space available"),
+            libc::EAGAIN => ("EAGAIN", "resource temporarily unavailable"),
+            libc::EINTR => ("EINTR", "interrupted system call"),
+            libc::EIO => ("EIO", "input/output error"),
+            libc::EBADF => ("EBADF", "bad file descriptor"),
+            libc::EBUSY => ("EBUSY", "device or resource busy"),
+            libc::ENOENT => ("ENOENT", "no such file or directory"),
+            libc::EACCES => ("EACCES", "permission denied"),
+            libc::EPERM => ("EPERM", "operation not permitted"),
+            _ => return None,
+        };
+        Some(text)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = errno;
+        None
+    }
+}
+
 /// What the kernel says about the counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(any(unix, windows)), allow(dead_code))]
@@ -216,12 +304,47 @@ pub(crate) enum KernelVerdict {
     /// The kernel's clocksource is this; it vouches for the counter when it
     /// is the counter's own name.
     Clocksource(Clocksource),
-    /// There should be a verdict, but it could not be read.
+    /// There should be a verdict, but it cannot be read: the file is
+    /// missing, or not this process's to read (`failure`), or says nothing
+    /// a clocksource would. Nothing vouches for the counter.
     Unreadable,
+    /// The file could not be read just now, for want of a resource (the
+    /// `errno`: see `failure`). Says nothing about the counter: the decision
+    /// stands, and the file is read again later. (Only a file can fail so:
+    /// Windows' and FreeBSD's verdicts cannot.)
+    #[cfg_attr(not(all(unix, not(target_os = "freebsd"))), allow(dead_code))]
+    Unavailable(i32),
+}
+
+/// The verdict a failed `open`, `pread` or `fstat` of the clocksource file
+/// gives, by its `errno` (`spec/vectors/verdict.json`). The file missing or
+/// not a file that can be read, or access denied — a sandbox, a container
+/// that hides `/sys`, sysfs not mounted, a `chroot`, a system call filter —
+/// will not change by waiting: nothing vouches for the counter. Every other error is taken as one of
+/// the moment, which says nothing about the counter: descriptors exhausted
+/// (`EMFILE`, `ENFILE`), memory short (`ENOMEM`), an interrupted call.
+#[cfg(unix)]
+#[cfg_attr(target_os = "freebsd", allow(dead_code))] // FreeBSD reads a sysctl
+pub(crate) fn failure(errno: i32) -> KernelVerdict {
+    match errno {
+        libc::ENOENT
+        | libc::ENOTDIR
+        | libc::EACCES
+        | libc::EPERM
+        | libc::ELOOP
+        | libc::ENAMETOOLONG
+        | libc::ENODEV
+        | libc::ENXIO
+        | libc::EISDIR
+        | libc::EINVAL
+        | libc::ENOSYS => KernelVerdict::Unreadable,
+        errno => KernelVerdict::Unavailable(errno),
+    }
 }
 
 impl KernelVerdict {
-    /// The fallback this verdict calls for, if any.
+    /// The fallback this verdict calls for, if any. A verdict that is
+    /// unavailable for now calls for none: it says nothing.
     fn fallback(self) -> Option<Fallback> {
         match (self, KERNEL_NAME_OF_COUNTER) {
             (KernelVerdict::Clocksource(cs), Some(_)) if !names_the_counter(cs.as_str()) => {
@@ -343,16 +466,27 @@ const VERIFY_EVERY: u8 = 8;
 fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
     use crate::source::os::file::OpenFile;
     let mut buf = [0u8; 32];
+    // What a file of ours that gave no name says (a failed read: by its
+    // errno; text that is no clocksource's name: unreadable).
+    let mut failed = KernelVerdict::Unreadable;
     for _ in 0..2 {
-        if f.file.is_none() {
-            f.file = OpenFile::open(CLOCKSOURCE_PATH);
-            f.trusted = 0;
-        }
-        let Some(open) = f.file else {
-            return KernelVerdict::Unreadable;
+        let open = match f.file {
+            Some(open) => open,
+            // Out of descriptors (`EMFILE`) after a daemon closed ours, say:
+            // the failure's errno says whether it vouches for nothing or
+            // is one of the moment.
+            None => match OpenFile::try_open(CLOCKSOURCE_PATH) {
+                Ok(open) => {
+                    f.file = Some(open);
+                    f.trusted = 0;
+                    open
+                }
+                Err(errno) => return failure(errno),
+            },
         };
-        let name = open
-            .read_at_start(&mut buf)
+        let read = open.read_at_start(&mut buf);
+        let name = read
+            .ok()
             .map(|n| &buf[..n])
             .filter(|text| Clocksource::plausible(text))
             .map(Clocksource::new);
@@ -371,10 +505,11 @@ fn read_verdict(f: &mut VerdictFile) -> KernelVerdict {
         if let Some(cs) = name {
             return KernelVerdict::Clocksource(cs);
         }
+        failed = read.map_or_else(failure, |_| KernelVerdict::Unreadable);
         open.close_if_ours();
         f.file = None;
     }
-    KernelVerdict::Unreadable
+    failed
 }
 
 /// Windows has no clocksource file; what plays its part is the clock
@@ -454,9 +589,48 @@ pub(crate) struct Decision {
     pub clocksource: Option<Clocksource>,
     pub env: EnvOverride,
     pub fallback: Option<Fallback>,
+    /// The counter would be chosen, but the kernel's verdict could not be
+    /// read yet (the `errno` of the last attempt): until it can, the OS
+    /// clock is read (`timekeeper::verdict`).
+    pub pending: Option<i32>,
 }
 
 impl Decision {
+    /// Decides from what was observed (see [`decide`]).
+    pub(crate) fn new(probe: Probe, verdict: KernelVerdict, env: EnvOverride) -> Decision {
+        let mut d = Decision {
+            probe,
+            clocksource: None,
+            env,
+            fallback: None,
+            pending: None,
+        };
+        d.settle(verdict);
+        d
+    }
+
+    /// Decides again with a verdict read anew, while the decision waits
+    /// for one (`pending`).
+    pub(crate) fn settle(&mut self, verdict: KernelVerdict) {
+        self.fallback = decide(&self.probe, verdict, self.env);
+        self.clocksource = verdict.clocksource();
+        // Pending only where the verdict is all that is missing: not where
+        // the counter is refused anyway, or forced.
+        self.pending = match verdict {
+            KernelVerdict::Unavailable(errno)
+                if self.fallback.is_none() && self.env != EnvOverride::Counter =>
+            {
+                Some(errno)
+            }
+            _ => None,
+        };
+    }
+
+    /// Whether the counter is chosen: no fallback, and no verdict awaited.
+    pub(crate) fn counter(&self) -> bool {
+        self.fallback.is_none() && self.pending.is_none()
+    }
+
     /// Whether the run-time re-check of the kernel's verdict applies: the
     /// counter is in use because the kernel vouched for it (not by override).
     pub(crate) fn follows_kernel(&self) -> bool {
@@ -506,16 +680,12 @@ pub(crate) fn observe(f: &mut VerdictFile) -> Decision {
     } else {
         KernelVerdict::NotApplicable
     };
-    let mut fallback = decide(&probe, verdict, env);
-    if fallback.is_none() && !counter_advances() {
-        fallback = Some(Fallback::Stalled);
+    let mut decision = Decision::new(probe, verdict, env);
+    if decision.fallback.is_none() && !counter_advances() {
+        decision.fallback = Some(Fallback::Stalled);
+        decision.pending = None;
     }
-    Decision {
-        probe,
-        clocksource: verdict.clocksource(),
-        env,
-        fallback,
-    }
+    decision
 }
 
 /// A counter that never moves (a broken hypervisor, a frozen emulator) would
@@ -630,6 +800,7 @@ mod tests {
             clocksource: None,
             env: EnvOverride::Unset,
             fallback: None,
+            pending: None,
         };
         let forced = Decision {
             env: EnvOverride::Counter,
@@ -699,6 +870,100 @@ mod tests {
             unsafe { libc::close(fd) };
             let _ = std::fs::remove_file(&path);
         }
+    }
+
+    /// How a failure to read the clocksource file is taken, by its errno,
+    /// against `spec/vectors/verdict.json` (the Go module's tests read it
+    /// too): the sandbox's refusals vouch for nothing, a failure of the
+    /// moment is only that — and so is an errno the file does not list.
+    #[cfg(unix)]
+    #[test]
+    fn verdict_failures_follow_the_spec() {
+        let errno = |name: &str| match name {
+            "ENOENT" => libc::ENOENT,
+            "ENOTDIR" => libc::ENOTDIR,
+            "EACCES" => libc::EACCES,
+            "EPERM" => libc::EPERM,
+            "ELOOP" => libc::ELOOP,
+            "ENAMETOOLONG" => libc::ENAMETOOLONG,
+            "ENODEV" => libc::ENODEV,
+            "ENXIO" => libc::ENXIO,
+            "EISDIR" => libc::EISDIR,
+            "EINVAL" => libc::EINVAL,
+            "ENOSYS" => libc::ENOSYS,
+            "EMFILE" => libc::EMFILE,
+            "ENFILE" => libc::ENFILE,
+            "ENOMEM" => libc::ENOMEM,
+            "ENOBUFS" => libc::ENOBUFS,
+            "EAGAIN" => libc::EAGAIN,
+            "EINTR" => libc::EINTR,
+            "EIO" => libc::EIO,
+            "EBUSY" => libc::EBUSY,
+            other => std::panic!("{other}: not known to this test"),
+        };
+        let path = std::format!("{}/spec/vectors/verdict.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| std::panic!("{path}: {e}"));
+        let file: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        let errors = file["errors"].as_array().expect("a list of errors");
+        let mut outcomes = std::collections::BTreeSet::new();
+        for e in errors {
+            let name = e["errno"].as_str().expect("a name");
+            let outcome = e["outcome"].as_str().expect("an outcome");
+            let got = failure(errno(name));
+            let want = match outcome {
+                "unreadable" => KernelVerdict::Unreadable,
+                "unavailable" => KernelVerdict::Unavailable(errno(name)),
+                other => std::panic!("{name}: outcome {other}?"),
+            };
+            assert_eq!(got, want, "{name}");
+            outcomes.insert(outcome);
+        }
+        assert_eq!(outcomes.len(), 2, "both outcomes listed");
+        // Not listed: a failure of the moment.
+        assert_eq!(failure(4095), KernelVerdict::Unavailable(4095));
+        // Which changes no decision, at a re-check or at detection.
+        let good = probe(true, false);
+        let emfile = KernelVerdict::Unavailable(libc::EMFILE);
+        assert_eq!(decide(&good, emfile, EnvOverride::Unset), None);
+        let d = Decision::new(good, emfile, EnvOverride::Unset);
+        assert_eq!((d.fallback, d.pending), (None, Some(libc::EMFILE)));
+        assert!(!d.counter(), "the counter awaits the verdict");
+        assert_eq!(d.recheck(emfile), None);
+        // Forced, or refused for another reason: nothing is awaited.
+        let forced = Decision::new(good, emfile, EnvOverride::Counter);
+        assert_eq!((forced.fallback, forced.pending), (None, None));
+        let refused = Decision::new(probe(false, false), emfile, EnvOverride::Unset);
+        assert_eq!(refused.pending, None);
+        // Settled once it can be read.
+        let mut settled = d;
+        settled.settle(cs("kvm-clock"));
+        assert_eq!(settled.pending, None);
+        assert_eq!(settled.counter(), KERNEL_NAME_OF_COUNTER.is_none());
+    }
+
+    /// What `clock_info` says of a verdict unavailable for now.
+    #[cfg(unix)]
+    #[test]
+    fn an_unavailable_verdict_says_why() {
+        let mut why = VerdictUnavailable {
+            errno: libc::EMFILE,
+            attempts: 3,
+            since_last_read: Some(core::time::Duration::from_micros(5_002_345)),
+        };
+        assert_eq!(why.errno_name(), Some("EMFILE"));
+        assert_eq!(
+            std::format!("{why}"),
+            "the kernel's clocksource could not be read: too many open files (EMFILE), \
+             3 attempts in a row; last read 5.002s ago"
+        );
+        why.attempts = 1;
+        why.since_last_read = None;
+        why.errno = 4095;
+        assert_eq!(why.errno_name(), None);
+        assert_eq!(
+            std::format!("{why}"),
+            "the kernel's clocksource could not be read: errno 4095, 1 attempt; not read yet"
+        );
     }
 
     /// FreeBSD's verdict: its TSC timecounters by either name vouch for the

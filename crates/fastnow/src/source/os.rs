@@ -12,6 +12,8 @@
 //! no lock and allocates nothing), because detection and calibration may run
 //! inside a signal handler whose thread was interrupted anywhere.
 
+use core::sync::atomic::{AtomicU32, Ordering};
+
 /// The clock the precise tier reads on the OS source (`ClockInfo`'s
 /// `ordered_read` then): the one [`monotonic_nanos`] calls. Go's `Info`
 /// names the same clocks.
@@ -30,6 +32,16 @@ pub(crate) const MONOTONIC_CLOCK: &str = if cfg!(target_vendor = "apple") {
 } else {
     "std::time::Instant"
 };
+
+/// Where fastnow's precise timeline starts: its readings are
+/// [`monotonic_nanos`] plus this, so that an instant can be moved back by
+/// 2^62 ns (146 years) plus the machine's uptime before it leaves the `u64`
+/// range, as far as code that subtracts a long timeout from
+/// `Instant::now()` on a freshly booted machine needs, and forward by
+/// 3 × 2^62 ns (438 years) minus the uptime. The timekeeper's first state
+/// carries it as its OS offset, and every later state continues the
+/// readings of the one before; a mock clock starts a second past it.
+pub(crate) const TIMELINE_OFFSET_NS: u64 = 1 << 62;
 
 /// Nanoseconds of the monotonic clock std's `Instant` reads:
 /// `CLOCK_MONOTONIC`, or on Apple platforms `CLOCK_UPTIME_RAW` (which, like
@@ -74,6 +86,40 @@ pub(crate) fn boottime_nanos() -> u64 {
         }
     }
     monotonic_nanos()
+}
+
+/// The OS clock that counts the time suspended, where the OS has one apart
+/// from [`monotonic_nanos`]'s (see [`boottime_nanos`]); `None` elsewhere.
+#[inline]
+pub(crate) fn boot_clock() -> Option<u64> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    return Some(boottime_nanos());
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+    None
+}
+
+/// `CLOCK_TAI` on Linux and Android: `CLOCK_REALTIME` plus the kernel's TAI
+/// offset, which is 0 unless something set it (`adjtimex`; chrony and
+/// ptp4l do, NTP daemons may not); `None` elsewhere.
+/// `None` too where the kernel refuses the clock (before Linux 3.10).
+#[inline]
+pub(crate) fn tai_nanos() -> Option<u64> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; an unknown clock is
+        // refused with EINVAL, which gives `None`.
+        if unsafe { libc::clock_gettime(libc::CLOCK_TAI, &mut ts) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some targets
+        return Some(saturating_nanos(ts.tv_sec as i64, ts.tv_nsec as u32));
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    None
 }
 
 /// Nanoseconds since the Unix epoch from `CLOCK_REALTIME`: 0 for a clock set
@@ -161,8 +207,7 @@ compile_error!(
     "fastnow without the `std` feature needs a Unix target (it reads the OS clock through libc)"
 );
 
-/// This process's id, which the writers' lock records (see
-/// `timekeeper::latch`).
+/// This process's id, which a [`ProcessLock`] records.
 ///
 /// Cached: on a VM whose caches went cold (as they do between the state
 /// updates a second apart) a system call costs more than the whole update
@@ -176,19 +221,19 @@ compile_error!(
 #[cfg(unix)]
 #[inline]
 pub(crate) fn pid() -> u32 {
-    match PID.load(core::sync::atomic::Ordering::Relaxed) {
+    match PID.load(Ordering::Relaxed) {
         0 => fetch_pid(),
         pid => pid,
     }
 }
 
 #[cfg(unix)]
-static PID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static PID: AtomicU32 = AtomicU32::new(0);
 
 #[cfg(unix)]
 #[cold]
 fn fetch_pid() -> u32 {
-    use core::sync::atomic::{AtomicBool, Ordering};
+    use core::sync::atomic::AtomicBool;
     static WATCHING: AtomicBool = AtomicBool::new(false);
     extern "C" fn forked() {
         PID.store(0, Ordering::Relaxed);
@@ -224,6 +269,80 @@ pub(crate) fn yield_now() {
     core::hint::spin_loop();
 }
 
+/// What taking a [`ProcessLock`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// It was free.
+    Free,
+    /// It was held by a thread of another process: this process is a child
+    /// forked while that thread wrote. Its private bookkeeping may be
+    /// half-updated.
+    FromParent,
+}
+
+/// A lock that a forked child can take over: the timekeeper's writers'
+/// lock, and the upkeep thread's slot.
+///
+/// It holds the pid of the process that took it rather than a flag: after
+/// `fork()` the child has a copy of memory but only the forking thread, so
+/// a lock taken by any other thread of the parent can never be released
+/// there; a pid other than the caller's own marks exactly that case, and
+/// the lock is taken over (the taker is told, so it can distrust what the
+/// lock guarded).
+pub(crate) struct ProcessLock(AtomicU32);
+
+impl ProcessLock {
+    pub(crate) const fn new() -> ProcessLock {
+        ProcessLock(AtomicU32::new(0))
+    }
+
+    /// Takes the lock if it is free (or held by a parent process's thread);
+    /// never waits. Async-signal-safe.
+    pub(crate) fn try_lock(&self) -> Option<Taken> {
+        let me = pid();
+        match self
+            .0
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => Some(Taken::Free),
+            Err(owner) if owner != me => self
+                .0
+                .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
+                .map(|_| Taken::FromParent),
+            Err(_) => None,
+        }
+    }
+
+    /// Takes the lock, waiting for the holder. Not for read paths.
+    pub(crate) fn lock(&self) -> Taken {
+        loop {
+            if let Some(taken) = self.try_lock() {
+                return taken;
+            }
+            yield_now();
+        }
+    }
+
+    pub(crate) fn unlock(&self) {
+        self.0.store(0, Ordering::Release);
+    }
+
+    /// Marks the lock held by a thread of another process, as a child
+    /// forked while a thread of its parent held it sees it.
+    #[cfg(test)]
+    pub(crate) fn hold_in_another_process(&self) {
+        let other = pid().wrapping_add(1).max(1);
+        self.0.store(other, Ordering::Relaxed);
+    }
+
+    /// Whether a thread of this process holds it now.
+    #[cfg(test)]
+    pub(crate) fn is_held_here(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == pid()
+    }
+}
+
 /// Calls `f` with the value of environment variable `name` (`None` when
 /// unset), without copying or allocating.
 #[cfg(unix)]
@@ -257,48 +376,81 @@ pub(crate) mod file {
         id: (u64, u64),
     }
 
-    fn identity(fd: i32) -> Option<(u64, u64)> {
+    fn identity(fd: i32) -> Result<(u64, u64), i32> {
         // SAFETY: a zeroed stat is valid output space; fstat only writes it.
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         // SAFETY: `st` is a valid, writable stat.
-        (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev as u64, st.st_ino as u64))
+        match unsafe { libc::fstat(fd, &mut st) } {
+            0 => Ok((st.st_dev as u64, st.st_ino as u64)),
+            _ => Err(errno()),
+        }
+    }
+
+    /// The calling thread's `errno`, read right after the call that failed.
+    /// Linux's only: where the errno of a failed open or read decides
+    /// anything (the kernel's verdict, `detect::failure`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(crate) fn errno() -> i32 {
+        #[cfg(target_os = "android")]
+        use libc::__errno as errno_at;
+        #[cfg(target_os = "linux")]
+        use libc::__errno_location as errno_at;
+        // SAFETY: the accessor returns the address of the calling thread's
+        // errno, valid for the thread's life.
+        unsafe { *errno_at() }
+    }
+
+    /// Elsewhere no error decides anything: none is told apart.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub(crate) fn errno() -> i32 {
+        0
     }
 
     impl OpenFile {
         /// Opens `path` read-only (close-on-exec); `None` if it cannot be opened.
         pub(crate) fn open(path: &core::ffi::CStr) -> Option<OpenFile> {
+            OpenFile::try_open(path).ok()
+        }
+
+        /// Opens `path` read-only (close-on-exec), or says why not: the
+        /// `errno` of the `open`, or of the `fstat` that takes its identity.
+        pub(crate) fn try_open(path: &core::ffi::CStr) -> Result<OpenFile, i32> {
             // SAFETY: `path` is NUL-terminated; open has no other memory effects.
             let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
             if fd < 0 {
-                return None;
+                return Err(errno());
             }
-            match identity(fd) {
-                Some(id) => Some(OpenFile { fd, id }),
-                None => {
-                    // SAFETY: we just opened it.
-                    unsafe { libc::close(fd) };
-                    None
-                }
-            }
+            identity(fd).map(|id| OpenFile { fd, id }).inspect_err(|_| {
+                // SAFETY: we just opened it.
+                unsafe { libc::close(fd) };
+            })
         }
 
-        /// Reads from the start of the file into `buf`; the bytes read.
-        /// Whether they are this file's is for [`is_ours`](Self::is_ours)
-        /// to say, after the read.
-        pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Option<usize> {
-            self.read_at(buf, 0)
+        /// Reads from the start of the file into `buf`: the bytes read, or
+        /// the `errno` of the `pread`. Whether they are this file's is for
+        /// [`is_ours`](Self::is_ours) to say, after the read.
+        pub(crate) fn read_at_start(&self, buf: &mut [u8]) -> Result<usize, i32> {
+            self.pread(buf, 0)
         }
 
         /// Reads from byte `offset` of the file into `buf` (a longer file,
         /// such as `/proc/cpuinfo`, a piece at a time); the bytes read, 0 at
         /// the end. The same caveat as `read_at_start`.
+        #[cfg_attr(not(target_arch = "powerpc64"), allow(dead_code))]
         pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> Option<usize> {
-            let offset = libc::off_t::try_from(offset).ok()?;
+            self.pread(buf, libc::off_t::try_from(offset).ok()?).ok()
+        }
+
+        fn pread(&self, buf: &mut [u8], offset: libc::off_t) -> Result<usize, i32> {
             // SAFETY: `buf` is valid and writable for `buf.len()` bytes. (sysfs
             // and procfs reads do not block, so EINTR is not retried: a
             // failure is a failure.)
             let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), offset) };
-            (n >= 0).then_some(n as usize)
+            if n >= 0 {
+                Ok(n as usize)
+            } else {
+                Err(errno())
+            }
         }
 
         /// Whether the descriptor still refers to the file that was opened
@@ -314,7 +466,7 @@ pub(crate) mod file {
         /// (Asked before, the number could be reused between the check and
         /// the read by any `open`.)
         pub(crate) fn is_ours(&self) -> bool {
-            identity(self.fd) == Some(self.id)
+            identity(self.fd) == Ok(self.id)
         }
 
         /// The descriptor (tests that hand its number to another file).
@@ -343,7 +495,7 @@ pub(crate) mod file {
     #[cfg_attr(not(target_arch = "riscv64"), allow(dead_code))]
     pub(crate) fn read_once(path: &core::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
         let f = OpenFile::open(path)?;
-        let n = f.read_at_start(buf).filter(|_| f.is_ours());
+        let n = f.read_at_start(buf).ok().filter(|_| f.is_ours());
         f.close_if_ours();
         n
     }
@@ -358,5 +510,26 @@ pub(crate) mod file {
     pub(crate) fn close(fd: i32) {
         // SAFETY: `fd` was opened by fastnow and is closed once, by its owner.
         unsafe { libc::close(fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_is_exclusive_and_taken_over_from_another_process() {
+        let lock = ProcessLock::new();
+        assert_eq!(lock.try_lock(), Some(Taken::Free));
+        assert!(lock.is_held_here());
+        assert_eq!(lock.try_lock(), None, "held by this process");
+        lock.unlock();
+        // A pid that is not ours: what a child sees after fork.
+        lock.0
+            .store(pid().wrapping_add(1).max(1), Ordering::Relaxed);
+        assert_eq!(lock.try_lock(), Some(Taken::FromParent));
+        lock.unlock();
+        assert_eq!(lock.lock(), Taken::Free);
+        lock.unlock();
     }
 }

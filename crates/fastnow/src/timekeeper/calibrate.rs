@@ -21,23 +21,30 @@
 use crate::timekeeper::line::Line;
 
 /// Preferred length of a rate window.
-pub(crate) const WINDOW_NS: u64 = 1_000_000_000;
+pub(super) const WINDOW_NS: u64 = 1_000_000_000;
 /// Shortest window once samples are that far apart: 7/8 of the preferred.
 /// Samples come about a second apart, a little earlier or later; were a
 /// window at least a full second, one that came early would double the
 /// window, and the time the rate takes to follow a change of
 /// `CLOCK_MONOTONIC`'s (a window after the change, then a piece).
-pub(crate) const MIN_WINDOW_NS: u64 = WINDOW_NS - WINDOW_NS / 8;
+pub(super) const MIN_WINDOW_NS: u64 = WINDOW_NS - WINDOW_NS / 8;
 /// Most brackets per counter sample; the narrowest wins.
-pub(crate) const BRACKETS: usize = 4;
+pub(super) const BRACKETS: usize = 4;
 /// Most brackets for the real-time offset.
-pub(crate) const REAL_BRACKETS: usize = 2;
+pub(super) const REAL_BRACKETS: usize = 2;
+/// Most brackets of each kind a reader's update takes. The first is read
+/// with the update's code cold, about a second after the last one ran, and
+/// is often wider than a disturbed one; the second, warm, rarely is. With
+/// one, a reader's samples could measure nothing for seconds on end (each
+/// disturbed), and the rate stop following `CLOCK_MONOTONIC`'s after NTP
+/// changed it.
+pub(super) const READER_BRACKETS: usize = 2;
 /// A measurement more than 1/2^SUSPECT_SHIFT from the rate in use is suspect.
-pub(crate) const SUSPECT_SHIFT: u32 = 6;
+pub(super) const SUSPECT_SHIFT: u32 = 6;
 
 /// One moment seen by the counter and the kernel's clocks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sample {
+pub(super) struct Sample {
     /// The counter, read ordered.
     pub ticks: u64,
     /// `CLOCK_MONOTONIC` at that moment (the bracket's midpoint).
@@ -46,6 +53,11 @@ pub(crate) struct Sample {
     pub width: u64,
     /// `CLOCK_REALTIME` at that moment, saturated to the `u64` range.
     pub real: u64,
+    /// Width of the bracket `mono, real, mono` that `real` came from
+    /// (`u64::MAX`: none, `real` read alone): a reader's update takes up to
+    /// two, and a disturbed one makes `real` uncertain by half its width, however
+    /// narrow the counter's bracket.
+    pub real_width: u64,
 }
 
 /// Takes a sample from the counter (`counter`, read ordered) and the
@@ -58,12 +70,15 @@ pub(crate) struct Sample {
 /// as good as the tightest of several over a window of milliseconds or a
 /// second; so a warm sample costs one bracket, `mono, counter, mono`, and
 /// one more read of each clock for the real time, and only a disturbed one
-/// (cold caches, an interrupt) costs more.
-pub(crate) fn sample(
+/// (cold caches, an interrupt) costs more — up to `brackets_of_each` of each
+/// kind (a reader's update takes up to two: its cost is bounded, and a
+/// sample whose brackets are all disturbed just measures nothing).
+pub(super) fn sample(
     counter: impl Fn() -> u64,
     mono: impl Fn() -> u64,
     real: impl Fn() -> u64,
     good_width: u64,
+    brackets_of_each: usize,
 ) -> Sample {
     // The narrowest bracket `(before, value, after)` of up to `n`, chained
     // from `before`; also returns the last reading, which opens the next.
@@ -97,27 +112,54 @@ pub(crate) fn sample(
         }
         (best, last)
     }
-    let (best, (last_ticks, last_mono)) = brackets(BRACKETS, &counter, &mono, mono(), good_width);
+    let (best, (last_ticks, last_mono)) = brackets(
+        brackets_of_each.min(BRACKETS),
+        &counter,
+        &mono,
+        mono(),
+        good_width,
+    );
     let (ticks, mono_at, width) = best.unwrap_or((last_ticks, last_mono, u64::MAX));
     // CLOCK_REALTIME − CLOCK_MONOTONIC only changes when the clock is set,
     // so the narrowest bracket `mono, real, mono` gives it, and the real
     // time at the counter sample follows.
-    let real_at = match brackets(REAL_BRACKETS, &real, &mono, last_mono, good_width).0 {
-        Some((r, at, _)) => {
-            (mono_at as i128 + (r as i128 - at as i128)).clamp(0, u64::MAX as i128) as u64
-        }
-        None => real(),
+    let real_brackets = brackets_of_each.min(REAL_BRACKETS);
+    let (real_at, real_width) = match brackets(real_brackets, &real, &mono, last_mono, good_width).0
+    {
+        Some((r, at, w)) => (
+            (mono_at as i128 + (r as i128 - at as i128)).clamp(0, u64::MAX as i128) as u64,
+            w,
+        ),
+        None => (real(), u64::MAX),
     };
     Sample {
         ticks,
         mono: mono_at,
         width,
         real: real_at,
+        real_width,
     }
 }
 
+/// The fastest counter believed: a measured rate that says the counter ran
+/// faster than this spanned a jump of it (or a suspend it counted), not a
+/// rate. (Counters run at tens of MHz to a few GHz.)
+pub(super) const MAX_COUNTER_HZ: u64 = 20_000_000_000;
+
+/// Whether the counter did something other than count time between two
+/// samples: it went back, or ran faster against `CLOCK_MONOTONIC` than any
+/// counter does (it jumped, or counted a suspend).
+pub(super) fn discontinuous(a: &Sample, b: &Sample) -> bool {
+    if b.ticks < a.ticks {
+        return true;
+    }
+    let mono = b.mono.saturating_sub(a.mono) as u128;
+    let fastest = mono * MAX_COUNTER_HZ as u128 / 1_000_000_000 + 1;
+    (b.ticks - a.ticks) as u128 > fastest
+}
+
 /// The rate between two samples, as a line slope.
-pub(crate) fn slope_between(a: &Sample, b: &Sample) -> Option<u64> {
+pub(super) fn slope_between(a: &Sample, b: &Sample) -> Option<u64> {
     if b.ticks <= a.ticks || b.mono <= a.mono {
         return None;
     }
@@ -128,36 +170,37 @@ pub(crate) fn slope_between(a: &Sample, b: &Sample) -> Option<u64> {
 /// at least a window old (the start of the next measurement), then samples
 /// at least an eighth of a window apart, so a dozen slots always suffice.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Window {
+pub(super) struct Window {
     points: [Sample; 12],
     len: usize,
 }
 
 impl Window {
-    pub(crate) const fn new() -> Window {
+    pub(super) const fn new() -> Window {
         Window {
             points: [Sample {
                 ticks: 0,
                 mono: 0,
                 width: 0,
                 real: 0,
+                real_width: 0,
             }; 12],
             len: 0,
         }
     }
 
-    pub(crate) fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.len = 0;
     }
 
-    pub(crate) fn first(&self) -> Option<&Sample> {
+    pub(super) fn first(&self) -> Option<&Sample> {
         self.points[..self.len].first()
     }
 
     /// Adds a sample (unless it follows the last one too closely) and drops
     /// those no longer needed: everything before the newest sample that is
     /// at least a (shortest) window old.
-    pub(crate) fn push(&mut self, s: Sample) {
+    pub(super) fn push(&mut self, s: Sample) {
         if let Some(last) = self.points[..self.len].last() {
             if s.mono.saturating_sub(last.mono) < WINDOW_NS / 8 {
                 return;
@@ -179,7 +222,7 @@ impl Window {
 
     /// Where a window ending at `s` starts: the newest sample at least
     /// `MIN_WINDOW_NS` before it, else the oldest kept.
-    pub(crate) fn start_for(&self, s: &Sample) -> Option<&Sample> {
+    pub(super) fn start_for(&self, s: &Sample) -> Option<&Sample> {
         let kept = &self.points[..self.len];
         kept.iter()
             .rev()
@@ -190,7 +233,7 @@ impl Window {
 
 /// What to make of a measured rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(super) enum Verdict {
     /// Use this slope (already held to the 7/8 floor).
     Accept(u64),
     /// Set this slope aside as suspect and restart the window.
@@ -198,7 +241,7 @@ pub(crate) enum Verdict {
 }
 
 /// Judges `measured` against the slope in use and the last suspect one.
-pub(crate) fn judge(in_use: u64, measured: u64, suspect: Option<u64>) -> Verdict {
+pub(super) fn judge(in_use: u64, measured: u64, suspect: Option<u64>) -> Verdict {
     let near = |a: u64, b: u64| a.abs_diff(b) <= b >> SUSPECT_SHIFT;
     if near(measured, in_use) || suspect.is_some_and(|s| near(measured, s)) {
         Verdict::Accept(measured.max(floor(in_use)))
@@ -208,7 +251,7 @@ pub(crate) fn judge(in_use: u64, measured: u64, suspect: Option<u64>) -> Verdict
 }
 
 /// The smallest slope a new state may have after one with slope `in_use`.
-pub(crate) const fn floor(in_use: u64) -> u64 {
+pub(super) const fn floor(in_use: u64) -> u64 {
     in_use - (in_use >> 3)
 }
 
@@ -222,6 +265,7 @@ mod tests {
             mono,
             width: 40,
             real: 0,
+            real_width: 40,
         }
     }
 
@@ -309,7 +353,7 @@ mod tests {
                 now.set(now.get() + 1);
                 now.get() + 7_000
             };
-            let s = sample(counter, mono, real, good_width);
+            let s = sample(counter, mono, real, good_width, BRACKETS);
             assert_eq!(reads_c.get(), counter_brackets, "good_width {good_width}");
             assert_eq!(reads_r.get(), real_brackets, "good_width {good_width}");
             assert_eq!(s.width, width, "good_width {good_width}");
@@ -334,7 +378,7 @@ mod tests {
             T.load(Ordering::Relaxed) + 5_000
         }
         for good_width in [0, 10, u64::MAX] {
-            let s = sample(|| counter(false), mono, real, good_width);
+            let s = sample(|| counter(false), mono, real, good_width, BRACKETS);
             // Each bracket is 10 ns wide; the counter was read at its
             // start... within half a width of the midpoint.
             assert_eq!(s.width, 10);

@@ -1,5 +1,4 @@
-//! How the one state is published: a latch that readers never wait on, and
-//! the writers' lock.
+//! How the one state is published: a latch that readers never wait on.
 //!
 //! **The latch** keeps two copies of the state and a sequence number, as the
 //! Linux kernel does for its NMI-safe clock (`ktime_get_mono_fast_ns`). The
@@ -10,20 +9,21 @@
 //! that interrupted the writer on its own thread: a plain sequence lock
 //! (readers spin while the sequence is odd) would spin there forever.
 //!
-//! **The writers' lock** serialises writers. Readers only ever *try* it, so
-//! none can block on it. It holds the pid of the process that took it rather
-//! than a flag: after `fork()` the child has a copy of memory but only the
-//! forking thread, so a lock taken by any other thread of the parent can
-//! never be released there; a pid other than the caller's own marks exactly
-//! that case, and the lock is taken over. Both survive a writer that
+//! **The writers' lock** (`os::ProcessLock`) serialises writers. Readers
+//! only ever *try* it, so none can block on it. Both survive a writer that
 //! vanished half-way (the child of a fork that copied a write in progress):
 //! the next write repairs the copies first, and the new owner is told the
 //! lock was taken over so it can distrust the writer's private bookkeeping.
 
-use crate::source::os;
-use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 
-#[repr(C, align(64))]
+/// One copy of the words. Aligned to two cache lines, so that a copy of up
+/// to 16 words spans 128 bytes and one of up to 32 spans 256: the distance
+/// between the two copies is then a power of two, and a reader finds its
+/// copy with a shift of the sequence's low bit (a stride of three lines
+/// would take a multiply on the fast path). The fast path's words are the
+/// copy's first line (`state::word`).
+#[repr(C, align(128))]
 struct Copy<const N: usize>([AtomicU64; N]);
 
 impl<const N: usize> Copy<N> {
@@ -43,13 +43,13 @@ impl<const N: usize> Copy<N> {
 }
 
 /// `N` words published as a whole; see the module docs.
-pub(crate) struct Latch<const N: usize> {
+pub(super) struct Latch<const N: usize> {
     seq: AtomicU64,
     copies: [Copy<N>; 2],
 }
 
 impl<const N: usize> Latch<N> {
-    pub(crate) const fn new() -> Latch<N> {
+    pub(super) const fn new() -> Latch<N> {
         Latch {
             seq: AtomicU64::new(0),
             copies: [Copy::new(), Copy::new()],
@@ -62,7 +62,7 @@ impl<const N: usize> Latch<N> {
     /// between the moment `f` started and the moment it returned, which the
     /// OS-clock readers rely on (see `read`).
     #[inline(always)]
-    pub(crate) fn read<R>(&self, f: impl Fn(&[AtomicU64; N]) -> R) -> R {
+    pub(super) fn read<R>(&self, f: impl Fn(&[AtomicU64; N]) -> R) -> R {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
             let r = f(&self.copies[(seq & 1) as usize].0);
@@ -76,24 +76,37 @@ impl<const N: usize> Latch<N> {
     }
 
     /// All words of one write (zeros before the first).
-    pub(crate) fn snapshot(&self) -> [u64; N] {
+    pub(super) fn snapshot(&self) -> [u64; N] {
         self.read(|w| core::array::from_fn(|i| w[i].load(Ordering::Relaxed)))
     }
 
+    /// A copy of the latch word by word, as a child forked at this moment
+    /// has it (in the middle of a write, if one is under way).
+    #[cfg(test)]
+    pub(super) fn fork_copy(&self) -> Latch<N> {
+        let copy = Latch::new();
+        copy.seq
+            .store(self.seq.load(Ordering::Relaxed), Ordering::Relaxed);
+        for (to, from) in copy.copies.iter().zip(&self.copies) {
+            to.set(&from.get());
+        }
+        copy
+    }
+
     /// The sequence number: twice the number of writes, plus one during one.
-    #[cfg(any(test, feature = "test-hooks"))]
-    pub(crate) fn sequence(&self) -> u64 {
+    #[cfg(any(test, feature = "__test-hooks"))]
+    pub(super) fn sequence(&self) -> u64 {
         self.seq.load(Ordering::Acquire)
     }
 
     /// Whether anything was ever published.
     #[inline(always)]
-    pub(crate) fn is_published(&self) -> bool {
+    pub(super) fn is_published(&self) -> bool {
         self.seq.load(Ordering::Acquire) != 0
     }
 
     /// Publishes `words`. The caller holds the writers' lock.
-    pub(crate) fn write(&self, words: &[u64; N]) {
+    pub(super) fn write(&self, words: &[u64; N]) {
         let mut seq = self.seq.load(Ordering::Relaxed);
         if seq & 1 == 1 {
             // A writer vanished between its two steps (fork): readers are on
@@ -117,76 +130,19 @@ impl<const N: usize> Latch<N> {
     }
 }
 
-/// What taking the writers' lock found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// It was free.
-    Free,
-    /// It was held by a thread of another process: this process is a child
-    /// forked while that thread wrote. Its private bookkeeping may be
-    /// half-updated.
-    FromParent,
-}
-
-/// The writers' lock; see the module docs.
-pub(crate) struct WriterLock(AtomicU32);
-
-impl WriterLock {
-    pub(crate) const fn new() -> WriterLock {
-        WriterLock(AtomicU32::new(0))
-    }
-
-    /// Takes the lock if it is free (or held by a parent process's thread);
-    /// never waits. Async-signal-safe.
-    pub(crate) fn try_lock(&self) -> Option<Taken> {
-        let me = os::pid();
-        match self
-            .0
-            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
-        {
-            Ok(_) => Some(Taken::Free),
-            Err(owner) if owner != me => self
-                .0
-                .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
-                .ok()
-                .map(|_| Taken::FromParent),
-            Err(_) => None,
-        }
-    }
-
-    /// Takes the lock, waiting for the holder. Not for read paths.
-    pub(crate) fn lock(&self) -> Taken {
-        loop {
-            if let Some(taken) = self.try_lock() {
-                return taken;
-            }
-            os::yield_now();
-        }
-    }
-
-    pub(crate) fn unlock(&self) {
-        self.0.store(0, Ordering::Release);
-    }
-
-    /// Marks the lock held by a thread of another process, as a child
-    /// forked while a thread of its parent held it sees it.
-    #[cfg(test)]
-    pub(crate) fn hold_in_another_process(&self) {
-        let other = os::pid().wrapping_add(1).max(1);
-        self.0.store(other, Ordering::Relaxed);
-    }
-
-    /// Whether a thread of this process holds it now.
-    #[cfg(test)]
-    pub(crate) fn is_held_here(&self) -> bool {
-        self.0.load(Ordering::Relaxed) == os::pid()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::prelude::v1::*;
+
+    /// The copies of the state's words lie a power of two apart (see
+    /// `Copy`), and each starts on a cache line.
+    #[test]
+    fn copies_lie_a_power_of_two_apart() {
+        let stride = core::mem::size_of::<super::Copy<{ crate::timekeeper::state::word::COUNT }>>();
+        assert!(stride.is_power_of_two(), "{stride}");
+        assert_eq!(core::mem::align_of::<super::Copy<1>>() % 64, 0);
+    }
 
     /// Readers racing a writer that publishes (k, !k, k) never see a mixed
     /// copy and never see k go backwards. For at least 300 ms, and until
@@ -259,21 +215,5 @@ mod tests {
         assert_eq!(latch.snapshot(), [4, 4]);
         latch.write(&[6, 6]);
         assert_eq!(latch.snapshot(), [6, 6]);
-    }
-
-    #[test]
-    fn lock_is_exclusive_and_taken_over_from_another_process() {
-        let lock = WriterLock::new();
-        assert_eq!(lock.try_lock(), Some(Taken::Free));
-        assert!(lock.is_held_here());
-        assert_eq!(lock.try_lock(), None, "held by this process");
-        lock.unlock();
-        // A pid that is not ours: what a child sees after fork.
-        lock.0
-            .store(os::pid().wrapping_add(1).max(1), Ordering::Relaxed);
-        assert_eq!(lock.try_lock(), Some(Taken::FromParent));
-        lock.unlock();
-        assert_eq!(lock.lock(), Taken::Free);
-        lock.unlock();
     }
 }

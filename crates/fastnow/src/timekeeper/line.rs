@@ -19,20 +19,20 @@
 
 /// Fractional bits of a [`Line`]'s slope (see the module docs).
 #[cfg(target_arch = "x86_64")]
-pub(crate) const LINE_SHIFT: u32 = 64;
+pub(super) const LINE_SHIFT: u32 = 64;
 /// Fractional bits of a [`Line`]'s slope (see the module docs).
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) const LINE_SHIFT: u32 = 54;
+pub(super) const LINE_SHIFT: u32 = 54;
 
 /// `(t * slope) >> LINE_SHIFT`: the counter-dependent half of a conversion.
 #[inline(always)]
-pub(crate) const fn scaled(t: u64, slope: u64) -> u64 {
+pub(super) const fn scaled(t: u64, slope: u64) -> u64 {
     ((t as u128 * slope as u128) >> LINE_SHIFT) as u64
 }
 
 /// A conversion from counter ticks to nanoseconds; see the module docs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Line {
+pub(super) struct Line {
     /// The value at counter value 0 (modulo 2^64).
     pub offset: u64,
     /// Nanoseconds per tick, with [`LINE_SHIFT`] fractional bits.
@@ -54,6 +54,16 @@ impl Line {
             None
         } else {
             Some(slope as u64)
+        }
+    }
+
+    /// The line that stands still at `value`: what a state converts with
+    /// while readings wait for `CLOCK_MONOTONIC` to catch up with them
+    /// (see `state`).
+    pub const fn flat(value: u64) -> Line {
+        Line {
+            offset: value,
+            slope: 0,
         }
     }
 

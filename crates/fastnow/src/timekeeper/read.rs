@@ -1,32 +1,40 @@
-//! Every reader's paths: the precise tier's and the wall tier's fast paths
-//! (a consistent load of the words they need, the counter, a range check,
-//! one multiply and an add) and the slow path behind each, which handles
+//! The read base: one read of the published state, written once, for every
+//! clock (`offsets::Clock`): a consistent load of the piece's range, its line
+//! and the timeline's offset, the counter, a range check, one multiply and
+//! an add (the fast path); and behind it the slow path, which handles
 //! everything else — the OS clock, the process's first reading, a due
-//! update, a source switch. No path waits for another thread, so every
-//! reading may be taken in a signal handler (spec/SEMANTICS.md, "Processes,
-//! signals, threads").
+//! update, a reading below the floor or past the end, a source switch, a
+//! lower bound while another thread writes. No path waits for another
+//! thread, so every reading may be taken in a signal handler
+//! (spec/SEMANTICS.md, "Processes, signals, threads").
+//!
+//! A clock kept as an offset gets the offset of the very state its
+//! precise reading came from, in the fast path and the slow path alike.
 
 use crate::timekeeper::line::Line;
+use crate::timekeeper::offsets::Clock;
 use crate::timekeeper::state::{word, Converted, State, MODE_COUNTER, MODE_NONE, MODE_OS};
 use crate::timekeeper::writer::{Due, Updated};
-use crate::timekeeper::{Clocks, Timekeeper, TK};
+use crate::timekeeper::{Clocks, Timekeeper};
 use core::sync::atomic::Ordering;
 
 impl<C: Clocks> Timekeeper<C> {
-    /// A reading, from a bare or an ordered counter read.
+    /// A reading of clock `K` (a [`Clock`]), from a bare or an ordered
+    /// counter read: the precise reading plus `K`'s offset, loaded with the
+    /// fast path's words (see the module docs).
     #[inline(always)]
-    pub(crate) fn read_nanos(&self, ordered: bool) -> u64 {
+    pub(super) fn read<const K: u8>(&self, ordered: bool) -> u64 {
         if ordered {
-            return self.read_nanos_ordered();
+            return self.read_ordered::<K>();
         }
-        let (takeover, span, line) = self.fast_words();
-        if span != 0 {
+        let (start, span, line, offset) = self.fast_words::<K>();
+        if span != 0 && Clock::of(K).holds(offset) {
             let t = self.clocks.counter();
-            if t.wrapping_sub(takeover) < span {
-                return line.at(t);
+            if t.wrapping_sub(start) < span {
+                return line.at(t).wrapping_add(offset);
             }
         }
-        self.read_slow()
+        self.read_slow::<K>()
     }
 
     /// The ordered read's fast path: the counter first, then the words.
@@ -44,31 +52,37 @@ impl<C: Clocks> Timekeeper<C> {
     /// counter has been the source (`counter_read`), since on a machine
     /// whose counter detection refused the read may fault.
     #[inline(always)]
-    fn read_nanos_ordered(&self) -> u64 {
+    fn read_ordered<const K: u8>(&self) -> u64 {
         // Acquire (a plain load on x86): with it, detection's choice of
         // ordered read (see `Writer::publish`).
         if self.counter_read.load(Ordering::Acquire) {
             let t = self.clocks.counter_ordered();
-            let (takeover, span, line) = self.fast_words();
-            if t.wrapping_sub(takeover) < span {
-                return line.at(t);
+            let (start, span, line, offset) = self.fast_words::<K>();
+            if t.wrapping_sub(start) < span && Clock::of(K).holds(offset) {
+                return line.at(t).wrapping_add(offset);
             }
         }
-        self.read_slow()
+        self.read_slow::<K>()
     }
 
-    /// The fast path's words: where the current piece starts, how far the
-    /// fast path may go (0 unless the counter is the source), and the line.
-    /// Loading them before the counter read lets the loads overlap it.
+    /// The fast path's words: where it starts (the piece's take-over point,
+    /// or the floor of the update that published it if that is later), how
+    /// far it may go (0 unless the counter is the source), the line, and
+    /// `K`'s offset. Loading them before the counter read lets the loads
+    /// overlap it.
     #[inline(always)]
-    fn fast_words(&self) -> (u64, u64, Line) {
+    fn fast_words<const K: u8>(&self) -> (u64, u64, Line, u64) {
         self.state.read(|w| {
             (
-                w[word::TAKEOVER].load(Ordering::Relaxed),
+                w[word::START].load(Ordering::Relaxed),
                 w[word::SPAN].load(Ordering::Relaxed),
                 Line {
                     offset: w[word::OFFSET].load(Ordering::Relaxed),
                     slope: w[word::SLOPE].load(Ordering::Relaxed),
+                },
+                match Clock::of(K).word() {
+                    Some(i) => w[i].load(Ordering::Relaxed),
+                    None => 0,
                 },
             )
         })
@@ -76,8 +90,9 @@ impl<C: Clocks> Timekeeper<C> {
 
     /// Everything off the fast path: a counter value below the piece (read
     /// just before a new state took over) or past its trigger, the OS
-    /// clock, the first reading of the process, a source switch. Never
-    /// waits for another thread (see `State::lower_bound`).
+    /// clock, the first reading of the process, a source switch, an offset
+    /// the writer does not keep. Never waits for another thread (see
+    /// `State::lower_bound`).
     ///
     /// The counter is read again, ordered, after the state: the fast path's
     /// value may be older than a state published since, and only values
@@ -85,45 +100,82 @@ impl<C: Clocks> Timekeeper<C> {
     /// `prev` line covers.
     #[cold]
     #[inline(never)]
-    fn read_slow(&self) -> u64 {
+    fn read_slow<const K: u8>(&self) -> u64 {
         // The OS clock's own read: where it is the source for good (no
         // usable counter, or the kernel dropped it) every reading comes
-        // here, and should cost what `CLOCK_MONOTONIC` costs. It loads the
-        // four words an OS state needs (mode, trigger, end, offset), not all
-        // thirteen (copying every word made it measurably dearer than std's;
-        // BENCHMARKS.md, "The OS-clock fallback"), and leaves everything
-        // else (a due update, the end) to the loop below.
+        // here, and should cost what the OS clock costs. There a clock kept
+        // as an offset reads its own OS clock plus its word (see `offsets`),
+        // after loading three words, and the precise timeline
+        // `CLOCK_MONOTONIC` after loading the words an OS state needs (mode,
+        // take-over, trigger, end, the flat line below the take-over,
+        // offset): not all of them (copying every word made it measurably
+        // dearer than std's; BENCHMARKS.md, "The OS-clock fallback"). The
+        // rest (a due update, the end, the counter) is `read_settled`'s.
+        let clock = Clock::of(K);
+        if let Some(offset) = clock.word() {
+            let own = self.state.read(|w| {
+                let load = |i: usize| w[i].load(Ordering::Relaxed);
+                (load(word::MODE) == MODE_OS && load(word::TRIGGER) == u64::MAX)
+                    .then(|| clock.os(&self.clocks).wrapping_add(load(offset)))
+            });
+            if let Some(reading) = own {
+                return reading;
+            }
+        }
         let os = self.state.read(|w| {
             let load = |i: usize| w[i].load(Ordering::Relaxed);
             (load(word::MODE) == MODE_OS).then(|| {
                 let state = State {
                     mode: MODE_OS,
+                    takeover: load(word::TAKEOVER),
                     trigger: load(word::TRIGGER),
                     end: load(word::END),
+                    prev: Line {
+                        offset: load(word::PREV_OFFSET),
+                        slope: load(word::PREV_SLOPE),
+                    },
                     os_offset: load(word::OS_OFFSET),
                     ..State::default()
                 };
-                (state, self.clocks.mono())
+                let offset = clock.word().map_or(0, load);
+                (state, self.clocks.mono(), offset)
             })
         });
-        if let Some((state, mono)) = os {
+        if let Some((state, mono, offset)) = os {
             if let Converted::Nanos { nanos, due: false } = state.convert(mono) {
-                return nanos;
+                return self.finish::<K>(nanos, !state.held_at(mono), offset);
             }
         }
+        self.read_settled::<K>()
+    }
+
+    /// The slow path past the OS clock's own read: loads the whole state,
+    /// and acts on whatever it finds (an update, the first state, a switch,
+    /// a lower bound). Apart from the OS read, so that its registers and
+    /// stack do not burden that one.
+    #[cold]
+    #[inline(never)]
+    fn read_settled<const K: u8>(&self) -> u64 {
         loop {
             // OS-clock readings are taken inside the latch read: none is
             // taken after a newer state was published (spec/SEMANTICS.md,
             // "Source switches").
-            let (words, mono) = self.state.read(|w| {
-                let mode = w[word::MODE].load(Ordering::Relaxed);
+            let (words, os) = self.state.read(|w| {
                 let words: [u64; word::COUNT] =
                     core::array::from_fn(|i| w[i].load(Ordering::Relaxed));
-                let mono = (mode != MODE_COUNTER).then(|| self.clocks.mono());
-                (words, mono)
+                let os = match words[word::MODE] {
+                    MODE_COUNTER => None,
+                    MODE_OS
+                        if Clock::of(K).word().is_some() && words[word::TRIGGER] == u64::MAX =>
+                    {
+                        Some(Err(Clock::of(K).os(&self.clocks)))
+                    }
+                    _ => Some(Ok(self.clocks.mono())),
+                };
+                (words, os)
             });
             let state = State::from_words(&words);
-            let reading = match (state.mode, mono) {
+            let reading = match (state.mode, os) {
                 (MODE_NONE, _) => {
                     if self.ensure_published() {
                         continue;
@@ -133,44 +185,72 @@ impl<C: Clocks> Timekeeper<C> {
                     let mono = self.clocks.mono();
                     let first = self.before_first(mono);
                     if !self.state.is_published() {
+                        let offset = Clock::of(K).before_first(self);
                         return match first.convert(mono) {
-                            Converted::Nanos { nanos, .. } => nanos,
-                            Converted::PastEnd => self.slowed_reading(&first, mono),
+                            Converted::Nanos { nanos, .. } => self.finish::<K>(nanos, true, offset),
+                            _ => self.finish::<K>(self.slowed_reading(&first, mono), false, offset),
                         };
                     }
                     continue;
                 }
                 (MODE_COUNTER, _) => self.clocks.counter_ordered(),
-                (_, Some(m)) => m,
+                (_, Some(Err(own))) => return own.wrapping_add(Clock::of(K).kept(&state)),
+                (_, Some(Ok(mono))) => mono,
                 (_, None) => unreachable!("OS modes read the OS clock"),
             };
-            match state.convert(reading) {
+            let converted = state.convert(reading);
+            let due = match converted {
                 Converted::Nanos { nanos, due } => {
                     if due {
                         self.update_from_reader(Due::Trigger(reading));
                     }
-                    return nanos;
+                    let exact = !state.held_at(reading);
+                    return self.finish::<K>(nanos, exact, Clock::of(K).kept(&state));
                 }
-                Converted::PastEnd => match self.update_from_reader(Due::PastEnd(reading)) {
-                    // The state this thread just published covers the
-                    // reading (its piece takes over at or below it and ends
-                    // past a sample taken after it): no second counter read,
-                    // which could be past that piece's end too, and so on
-                    // without end were pieces ever that short.
-                    Updated::Published(new) if new.mode == state.mode => {
-                        if let Converted::Nanos { nanos, .. } = new.convert(reading) {
-                            return nanos;
-                        }
-                        continue;
+                Converted::Below => Due::Below(reading),
+                Converted::PastEnd => Due::PastEnd(reading),
+            };
+            match self.update_from_reader(due) {
+                // The state this thread just published covers the reading,
+                // which came before its sample: no second counter read,
+                // which could be past that piece's end too, and so on
+                // without end were pieces ever that short. (Its floor may
+                // lie above the reading, which `before_sample` allows for.)
+                Updated::Published(new) if new.mode == state.mode => {
+                    if let Some(nanos) = new.before_sample(reading) {
+                        let exact = !new.held_at(reading);
+                        return self.finish::<K>(nanos, exact, Clock::of(K).kept(&new));
                     }
-                    // A switch of source (the reading is in the old
-                    // source's units; at most twice in a process), or
-                    // another thread's newer state: read again with it.
-                    Updated::Published(_) | Updated::Current => continue,
-                    Updated::Busy if self.newer_soon(&words) => continue,
-                    Updated::Busy => return self.slowed_reading(&state, reading),
-                },
+                    continue;
+                }
+                // A switch of source (the reading is in the old source's
+                // units; at most twice in a process), or another thread's
+                // newer state: read again with it.
+                Updated::Published(_) | Updated::Current => continue,
+                Updated::Busy if self.newer_soon(&words) => continue,
+                Updated::Busy => {
+                    let bound = self.slowed_reading(&state, reading);
+                    return self.finish::<K>(bound, false, Clock::of(K).kept(&state));
+                }
             }
+        }
+    }
+
+    /// Clock `K`'s reading from a precise reading `nanos` and the offset
+    /// `offset` of the state that gave it; `exact` when `nanos` is the time
+    /// of its moment (not a lower bound, nor a reading that stands still).
+    /// A clock whose readings must be exact reads its OS clock where
+    /// they would not be, and where the state keeps no offset for it (see
+    /// `offsets`).
+    #[inline(always)]
+    fn finish<const K: u8>(&self, nanos: u64, exact: bool, offset: u64) -> u64 {
+        let clock = Clock::of(K);
+        if clock.word().is_none() {
+            nanos
+        } else if clock.exact() && (offset == 0 || !exact) {
+            clock.os(&self.clocks)
+        } else {
+            nanos.wrapping_add(offset)
         }
     }
 
@@ -180,7 +260,12 @@ impl<C: Clocks> Timekeeper<C> {
     #[cold]
     fn slowed_reading(&self, state: &State, reading: u64) -> u64 {
         self.slowed.fetch_add(1, Ordering::Relaxed);
-        state.lower_bound(reading)
+        let mono = if state.mode == MODE_COUNTER {
+            self.clocks.mono()
+        } else {
+            reading
+        };
+        state.lower_bound(reading, mono)
     }
 
     /// Waits a few microseconds for another thread's update to land;
@@ -195,150 +280,13 @@ impl<C: Clocks> Timekeeper<C> {
         false
     }
 
-    /// The wall tier's reading (see [`unix_nanos`](crate::unix_nanos)).
-    #[inline(always)]
-    pub(crate) fn unix_nanos(&self) -> u64 {
-        // The deadline is 0 whenever the line must not be used (not
-        // published, OS source, near the ends of the range), so it also
-        // stands for the source check, before any counter read.
-        let (line, deadline) = self.state.read(|w| {
-            (
-                Line {
-                    offset: w[word::WALL_OFFSET].load(Ordering::Relaxed),
-                    slope: w[word::WALL_SLOPE].load(Ordering::Relaxed),
-                },
-                w[word::WALL_DEADLINE].load(Ordering::Relaxed),
-            )
-        });
-        if deadline == 0 {
-            return self.unix_nanos_slow(None);
-        }
-        let t = self.clocks.counter();
-        if t >= deadline {
-            return self.unix_nanos_slow(Some(t));
-        }
-        line.at(t)
-    }
-
-    /// Past the deadline (resync, or use the line while another thread
-    /// does), or no line to use.
-    #[cold]
-    #[inline(never)]
-    fn unix_nanos_slow(&self, ticks: Option<u64>) -> u64 {
-        let state = self.state();
-        if state.mode == MODE_NONE {
-            self.ensure_published();
-        }
-        if state.mode == MODE_OS && state.trigger != u64::MAX {
-            // The warm-up: a program that only reads the wall tier must end
-            // it too, or it would read CLOCK_REALTIME for good.
-            let mono = self.clocks.mono();
-            if mono >= state.trigger {
-                self.update_from_reader(Due::Trigger(mono));
-            }
-        }
-        if let (Some(t), MODE_COUNTER) = (ticks, state.mode) {
-            if state.wall_deadline != 0 && t >= state.wall_deadline {
-                self.update_from_reader(Due::Wall(t));
-            }
-            // The freshest line: the one just published, or, while another
-            // thread publishes one, the old (still about as good).
-            let fresh = self.state();
-            if fresh.wall_deadline != 0 {
-                return fresh.wall.at(t);
-            }
-        }
-        self.clocks.real()
-    }
-
     /// Whether the counter is, or is about to be, the source; `None` while
     /// another thread is publishing the first state (not known yet).
-    pub(crate) fn counter_chosen(&self) -> Option<bool> {
+    pub(super) fn counter_chosen(&self) -> Option<bool> {
         if !self.ensure_published() {
             return None;
         }
         let s = self.state();
         Some(s.mode == MODE_COUNTER || (s.mode == MODE_OS && s.trigger != u64::MAX))
     }
-}
-
-/// See [`Timekeeper::counter_chosen`].
-pub(crate) fn counter_chosen() -> Option<bool> {
-    TK.counter_chosen()
-}
-
-impl<C: Clocks> Timekeeper<C> {
-    /// A reading of the boot timeline (see [`BootInstant`](crate::BootInstant)):
-    /// the precise reading from a bare counter read, plus the boot offset
-    /// loaded with the fast path's words, in the same latch read.
-    ///
-    /// Never goes back on one thread: a later reading converts its counter
-    /// value with the same state or a newer one, so its precise part is not
-    /// smaller (the timeline's rule), and the offset it adds is that of the
-    /// same state or a newer one, which is never smaller either (`boot`).
-    /// The slow path pairs the precise reading with an offset loaded after
-    /// it, from the same state or a newer one: the same argument holds.
-    #[inline(always)]
-    pub(crate) fn read_boot_nanos(&self) -> u64 {
-        let (takeover, span, line, boot) = self.state.read(|w| {
-            (
-                w[word::TAKEOVER].load(Ordering::Relaxed),
-                w[word::SPAN].load(Ordering::Relaxed),
-                Line {
-                    offset: w[word::OFFSET].load(Ordering::Relaxed),
-                    slope: w[word::SLOPE].load(Ordering::Relaxed),
-                },
-                w[word::BOOT_OFFSET].load(Ordering::Relaxed),
-            )
-        });
-        if span != 0 {
-            let t = self.clocks.counter();
-            if t.wrapping_sub(takeover) < span {
-                return line.at(t).wrapping_add(boot);
-            }
-        }
-        self.read_boot_slow()
-    }
-
-    /// Everything off the boot fast path: the precise tier's slow path plus
-    /// the offset published since, or, on the OS clock for good (no update
-    /// comes to measure the offset again), `CLOCK_BOOTTIME` read inside the
-    /// state load, as OS readers read `CLOCK_MONOTONIC`.
-    #[cold]
-    #[inline(never)]
-    fn read_boot_slow(&self) -> u64 {
-        loop {
-            let os = self.state.read(|w| {
-                let load = |i: usize| w[i].load(Ordering::Relaxed);
-                (load(word::MODE) == MODE_OS && load(word::TRIGGER) == u64::MAX)
-                    .then(|| self.clocks.boot().wrapping_add(load(word::BOOT_OFFSET)))
-            });
-            if let Some(nanos) = os {
-                return nanos;
-            }
-            let nanos = self.read_slow();
-            let (mode, trigger, boot) = self.state.read(|w| {
-                (
-                    w[word::MODE].load(Ordering::Relaxed),
-                    w[word::TRIGGER].load(Ordering::Relaxed),
-                    w[word::BOOT_OFFSET].load(Ordering::Relaxed),
-                )
-            });
-            match mode {
-                // Another thread is publishing the first state: the reading
-                // is `before_first`'s, and so is the offset.
-                MODE_NONE => return nanos.wrapping_add(self.first_boot_offset()),
-                // The OS clock took over for good since: read it (its
-                // readings continue above every earlier boot reading).
-                MODE_OS if trigger == u64::MAX => continue,
-                _ => return nanos.wrapping_add(boot),
-            }
-        }
-    }
-}
-
-/// See [`Timekeeper::read_boot_nanos`].
-#[inline(always)]
-pub(crate) fn read_boot_nanos() -> u64 {
-    TK.read_boot_nanos()
 }

@@ -9,41 +9,25 @@
 
 use crate::source::arch::FreqOrigin;
 use crate::source::detect::Fallback;
-use crate::timekeeper::calibrate::Sample;
+use crate::timekeeper::calibrate::{self, Sample};
 use crate::timekeeper::line::Line;
 use crate::timekeeper::state::{State, MODE_COUNTER, MODE_OS};
 use crate::timekeeper::writer::Writer;
 use crate::timekeeper::{
-    grace, Clocks, CHECK_PERIOD_NS, MARGIN_NS, MAX_PERIOD_NS, MIN_PERIOD_NS, SWITCH_SAMPLE_TRIES,
-    TIMELINE_OFFSET_NS,
+    grace, switch_margin, Clocks, CHECK_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS, TIMELINE_OFFSET_NS,
 };
 use core::sync::atomic::Ordering;
 
 impl<C: Clocks> Writer<'_, C> {
-    /// A sample for matching two sources, where the bracket's width becomes
-    /// a forward step of every reading (`switch_margin`): a preempted one is
-    /// taken again, a few times (a switch happens once; a thread preempted
-    /// mid-sample usually runs on undisturbed once it is back).
-    fn narrow_sample(&self) -> Sample {
-        let mut best = self.sample();
-        for _ in 0..SWITCH_SAMPLE_TRIES {
-            if !self.preempted(&best) {
-                break;
-            }
-            let s = self.sample();
-            if s.width < best.width {
-                best = s;
-            }
-        }
-        best
-    }
-
     /// Observes the machine and publishes the first state: the OS clock,
     /// for good, or for the first millisecond while the counter's rate is
     /// measured.
     pub(super) fn detect(&mut self) {
         let decision = self.tk.clocks.observe(&mut self.keeper.verdict_file);
         self.keeper.decision = Some(decision);
+        if self.await_verdict() {
+            return;
+        }
         // The counter is read only once it is chosen: a rejected one may
         // fault (`PR_SET_TSC`) or mean nothing. Before the sample, this
         // thread agrees on the process's first moment, so that the state it
@@ -68,32 +52,39 @@ impl<C: Clocks> Writer<'_, C> {
             k.origin = FreqOrigin::Os;
             (u64::MAX, u64::MAX)
         };
-        self.publish(State {
-            mode: MODE_OS,
-            trigger,
-            end,
-            os_offset: TIMELINE_OFFSET_NS,
-            ..State::default()
-        });
+        self.publish(
+            State {
+                mode: MODE_OS,
+                trigger,
+                end,
+                os_offset: TIMELINE_OFFSET_NS,
+                ..State::default()
+            },
+            None,
+        );
     }
 
     /// Warm-up: the first window (at least a millisecond) gives the rate,
     /// and the counter takes over from the OS clock.
     pub(super) fn warm_up_step(&mut self) {
+        if self.retry_verdict() {
+            return;
+        }
         let sample = self.sample();
         self.keeper.min_width = self.keeper.min_width.min(sample.width);
         if self.preempted(&sample) {
-            // Try again a little later; the OS state just moves its end.
-            let s = self.keeper.state;
-            let trigger = sample.mono + MIN_PERIOD_NS / 4;
-            self.publish(State {
-                trigger,
-                end: trigger + grace(MIN_PERIOD_NS),
-                ..s
-            });
-            return;
+            // Try again a little later.
+            return self.warm_up_again(sample.mono + MIN_PERIOD_NS / 4);
         }
         let measured = match self.keeper.window.first() {
+            Some(&first) if calibrate::discontinuous(&first, &sample) => {
+                // The counter went back or jumped (a reset at a resume, a
+                // migration), or the machine suspended, during the first
+                // millisecond: measure again from here.
+                self.keeper.window.clear();
+                self.keeper.window.push(sample);
+                return self.warm_up_again(sample.mono + MIN_PERIOD_NS);
+            }
             Some(first) if sample.ticks > first.ticks && sample.mono > first.mono => {
                 Line::slope(sample.mono - first.mono, sample.ticks - first.ticks)
                     .ok_or(Fallback::TooSlow)
@@ -118,6 +109,20 @@ impl<C: Clocks> Writer<'_, C> {
         }
     }
 
+    /// The warm-up's OS state again, its trigger moved to `trigger` (and its
+    /// end a grace after it): the measurement goes on until then.
+    fn warm_up_again(&mut self, trigger: u64) {
+        let s = self.keeper.state;
+        self.publish(
+            State {
+                trigger,
+                end: trigger + grace(MIN_PERIOD_NS),
+                ..s
+            },
+            None,
+        );
+    }
+
     /// Switches from the OS clock to the counter where the OS state ends.
     fn promote(&mut self, s: Sample, slope: Result<u64, Fallback>, origin: FreqOrigin) {
         let slope = match slope {
@@ -139,6 +144,9 @@ impl<C: Clocks> Writer<'_, C> {
             .wrapping_add(switch_margin(&s));
         let line = Line::through(takeover, value, slope);
         let k = &mut *self.keeper;
+        // The counter's readings continue the OS clock's `margin` above it:
+        // the timeline is kept there from now on (see `writer`'s `rebase`).
+        k.mono_offset = old.os_offset.wrapping_add(switch_margin(&s));
         k.rate = slope;
         k.origin = origin;
         k.counter_since_mono = Some(s.mono);
@@ -160,27 +168,25 @@ impl<C: Clocks> Writer<'_, C> {
             ..old
         };
         let next = self.next_piece(s.ticks);
-        let (wall, wall_deadline) = self.wall_line(&s, next.trigger);
-        self.publish(State {
-            wall,
-            wall_deadline,
-            ..next
-        });
+        self.publish(next, Some(&s));
     }
 
     /// Publishes the OS clock for good, continuing the current readings.
-    fn stay_on_os(&mut self, reason: Fallback) {
+    pub(super) fn stay_on_os(&mut self, reason: Fallback) {
         if let Some(d) = self.keeper.decision.as_mut() {
             d.fallback = Some(reason);
         }
         self.keeper.origin = FreqOrigin::Os;
         let old = self.keeper.state;
-        self.publish(State {
-            mode: MODE_OS,
-            trigger: u64::MAX,
-            end: u64::MAX,
-            ..old
-        });
+        self.publish(
+            State {
+                mode: MODE_OS,
+                trigger: u64::MAX,
+                end: u64::MAX,
+                ..old
+            },
+            None,
+        );
     }
 
     /// Switches from the counter to the OS clock, for good (the kernel no
@@ -201,18 +207,46 @@ impl<C: Clocks> Writer<'_, C> {
         // Until the end only the counter is read: every reader past
         // `trigger` comes here while the switch waits.
         let now = self.now_ticks();
-        if now < old.end {
+        if now >= old.floor && now < old.end {
             if self.tk.upkeep.load(Ordering::Relaxed) {
-                let due = self
-                    .mono()
-                    .saturating_add(old.line.nanos_for(old.end - now));
+                // (At the rate in use: a piece that stands still has none.)
+                let rate = Line {
+                    offset: 0,
+                    slope: self.next_slope(),
+                };
+                let due = self.mono().saturating_add(rate.nanos_for(old.end - now));
                 self.tk.upkeep_due.store(due, Ordering::Relaxed);
             }
             return;
         }
         let s = self.narrow_sample();
-        let takeover = s.mono.saturating_sub(old.line.nanos_for(s.ticks - old.end));
-        let value = old.line.at(old.end).wrapping_add(switch_margin(&s));
+        let margin = switch_margin(&s);
+        let (takeover, value) = if s.ticks >= old.end && !self.astray(&s) {
+            // Past the end the timeline runs at the next piece's rate (the
+            // piece's own, unless it stood still).
+            let rate = Line {
+                offset: 0,
+                slope: self.next_slope(),
+            };
+            let takeover = s.mono.saturating_sub(rate.nanos_for(s.ticks - old.end));
+            (takeover, old.line.at(old.end).wrapping_add(margin))
+        } else {
+            // The counter jumped, or went back, since the piece began: the
+            // OS clock continues from where the timeline kept to
+            // CLOCK_MONOTONIC stands, or from the lower bound readers past
+            // the end may have returned when that is higher, standing
+            // still until CLOCK_MONOTONIC gets there (as `rebase` does).
+            let kept = s.mono.wrapping_add(self.keeper.mono_offset);
+            let bound = old.lower_bound(s.ticks, self.mono());
+            let ahead = bound.wrapping_sub(kept) as i64;
+            let from = if ahead > 0 { bound } else { kept };
+            let value = from.wrapping_add(margin);
+            (
+                s.mono
+                    .saturating_add(value.wrapping_sub(kept).wrapping_sub(margin)),
+                value,
+            )
+        };
         let k = &mut *self.keeper;
         k.demoted_at = Some(s.real);
         k.demote_pending = None;
@@ -220,20 +254,17 @@ impl<C: Clocks> Writer<'_, C> {
             d.fallback = Some(reason);
         }
         k.origin = FreqOrigin::Os;
-        self.publish(State {
-            mode: MODE_OS,
-            takeover,
-            trigger: u64::MAX,
-            end: u64::MAX,
-            os_offset: value.wrapping_sub(takeover),
-            wall_deadline: 0,
-            ..old
-        });
+        self.publish(
+            State {
+                mode: MODE_OS,
+                takeover,
+                trigger: u64::MAX,
+                end: u64::MAX,
+                prev: Line::flat(value),
+                os_offset: value.wrapping_sub(takeover),
+                ..old
+            },
+            None,
+        );
     }
-}
-
-/// How far ahead of the old source a new one starts: `MARGIN_NS` plus the
-/// sample's bracket, twice (see the module docs).
-fn switch_margin(s: &Sample) -> u64 {
-    MARGIN_NS + 2 * s.width.min(1_000_000)
 }

@@ -14,18 +14,39 @@
 //! - the counter is dropped when the kernel demotes it, without a step back.
 
 use super::*;
+use crate::info::ClockInfo;
 use crate::source::arch::Probe;
 use crate::source::detect::{Clocksource, EnvOverride, KernelVerdict, Source};
-use crate::timekeeper::latch::Taken;
+use crate::source::os::Taken;
 use crate::timekeeper::state::{seven_eighths, Converted, MODE_COUNTER};
 use crate::timekeeper::writer::Writer;
 use std::prelude::v1::*;
 use std::sync::{mpsc, Mutex};
 
+mod scenarios;
+
+/// The readings and the report of a timekeeper, as the crate's entry
+/// points (`timekeeper::read`, `clock_info`) take them from the process's.
+impl<C: Clocks> Timekeeper<C> {
+    fn read_nanos(&self, ordered: bool) -> u64 {
+        self.read::<{ Clock::Precise as u8 }>(ordered)
+    }
+    fn read_boot_nanos(&self) -> u64 {
+        self.read::<{ Clock::Boot as u8 }>(false)
+    }
+    fn unix_nanos(&self) -> u64 {
+        self.read::<{ Clock::Wall as u8 }>(false)
+    }
+    fn info(&self) -> ClockInfo {
+        ClockInfo::from_report(self.report())
+    }
+}
+
 const FREQ: u64 = 2_445_405_696;
 const S: u64 = 1_000_000_000;
 
 /// The simulated machine. Every clock read advances true time by `step`.
+#[derive(Clone)]
 struct World {
     tau: u64,
     step: u64,
@@ -45,12 +66,34 @@ struct World {
     reads: u64,
     /// `CLOCK_BOOTTIME − CLOCK_MONOTONIC`: the time suspended.
     suspended: u64,
-    /// Counter ticks lost to suspends that stopped the counter.
-    ticks_lost: u64,
+    /// The counter: its value at true time `c_seg_tau`, and its rate
+    /// against its nominal `FREQ` from there, in parts per billion (a
+    /// migration to a host whose counter runs at another rate).
+    c_seg_tau: u64,
+    c_seg_ticks: u64,
+    c_rate_ppb: i64,
     /// Each `CLOCK_BOOTTIME` read comes up to this much late (the thread
     /// was interrupted between the pair's two reads): its reading is
     /// behind by a random amount up to it.
     boot_jitter: u64,
+    /// Each `CLOCK_REALTIME` read starts this much late (the thread was
+    /// interrupted inside the bracket `mono, real, mono`).
+    real_delay: u64,
+    /// The first ordered counter read between two `CLOCK_MONOTONIC` reads
+    /// for more than a millisecond — a sample's first bracket, the update's
+    /// code cold since the last one — takes this much longer, inside the
+    /// bracket.
+    ordered_cold_ns: u64,
+    last_cold_tau: u64,
+    last_read_mono: bool,
+}
+
+/// What the counter does across a suspend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SuspendCounter {
+    Counting,
+    Stopped,
+    Reset(u64),
 }
 
 impl World {
@@ -60,7 +103,29 @@ impl World {
     }
 
     fn ticks_at(&self, tau: u64) -> u64 {
-        1_000_000_000_000 + (tau as u128 * FREQ as u128 / S as u128) as u64
+        let d = (tau - self.c_seg_tau) as i128;
+        let nominal = d * FREQ as i128 / S as i128;
+        let ticks = nominal + nominal * self.c_rate_ppb as i128 / 1_000_000_000;
+        (self.c_seg_ticks as i128 + ticks) as u64
+    }
+
+    /// Starts a new segment of the counter at the current true time.
+    fn counter_segment(&mut self) {
+        self.c_seg_ticks = self.ticks_at(self.tau);
+        self.c_seg_tau = self.tau;
+    }
+
+    /// The counter jumps by `ticks` (negative: back), as when a virtual
+    /// machine moves to a host with another counter offset.
+    fn jump_counter(&mut self, ticks: i64) {
+        self.counter_segment();
+        self.c_seg_ticks = (self.c_seg_ticks as i128 + ticks as i128).max(0) as u64;
+    }
+
+    /// The counter's rate changes by `ppb` against its nominal one.
+    fn set_counter_rate(&mut self, ppb: i64) {
+        self.counter_segment();
+        self.c_rate_ppb = ppb;
     }
 
     fn real_at(&self, tau: u64) -> u64 {
@@ -69,6 +134,7 @@ impl World {
 
     fn tick(&mut self) -> u64 {
         self.reads += 1;
+        self.last_read_mono = false;
         self.tau += self.step;
         if self.hiccup_every != 0 && self.reads % self.hiccup_every == 0 {
             self.tau += self.hiccup_ns;
@@ -88,18 +154,36 @@ impl World {
 
     /// A suspend of `ns` true nanoseconds: `CLOCK_BOOTTIME` and
     /// `CLOCK_REALTIME` move on, `CLOCK_MONOTONIC` does not; the counter
-    /// keeps counting (`counting`: an invariant TSC in suspend-to-idle) or
-    /// stops.
-    fn suspend(&mut self, ns: u64, counting: bool) {
-        let (mono, ticks) = (self.mono_at(self.tau), self.ticks_at(self.tau));
+    /// keeps counting (an invariant TSC in suspend-to-idle), stops, or
+    /// restarts at a small value (a TSC reset by suspend-to-RAM).
+    fn suspend_with(&mut self, ns: u64, counter: SuspendCounter) {
+        let mono = self.mono_at(self.tau);
+        let ticks = self.ticks_at(self.tau);
         self.tau += ns;
         self.seg_mono = mono;
         self.seg_tau = self.tau;
         self.suspended += ns;
         self.real_minus_mono += ns as i128;
-        if !counting {
-            self.ticks_lost += self.ticks_at(self.tau) - ticks;
+        match counter {
+            SuspendCounter::Counting => {}
+            SuspendCounter::Stopped => {
+                self.c_seg_ticks = ticks;
+                self.c_seg_tau = self.tau;
+            }
+            SuspendCounter::Reset(to) => {
+                self.c_seg_ticks = to;
+                self.c_seg_tau = self.tau;
+            }
         }
+    }
+
+    fn suspend(&mut self, ns: u64, counting: bool) {
+        let counter = if counting {
+            SuspendCounter::Counting
+        } else {
+            SuspendCounter::Stopped
+        };
+        self.suspend_with(ns, counter);
     }
 
     fn boot_at(&self, tau: u64) -> u64 {
@@ -110,31 +194,54 @@ impl World {
 /// The simulated machine, and where a test parks the thread that reads
 /// `CLOCK_REALTIME` next (a thread preempted there): it says it parked on
 /// the first channel and waits for the second.
-struct Sim(Mutex<World>, Mutex<Option<Gate>>);
+/// The third field: a hook run at every clock read, before it (a signal
+/// handler, a fork: see `scenarios`); taken out while it runs, so the
+/// clock reads it makes do not run it again.
+struct Sim(Mutex<World>, Mutex<Option<Gate>>, Mutex<Option<Hook>>);
 type Gate = (mpsc::Sender<()>, mpsc::Receiver<()>);
+type Hook = std::boxed::Box<dyn FnMut() + Send>;
 
 impl Sim {
+    fn with_world(world: World) -> Sim {
+        Sim(Mutex::new(world), Mutex::new(None), Mutex::new(None))
+    }
+
+    /// Runs the hook, if one is set and not already running.
+    fn fire(&self) {
+        let hook = self.2.lock().unwrap().take();
+        if let Some(mut hook) = hook {
+            hook();
+            let mut slot = self.2.lock().unwrap();
+            if slot.is_none() {
+                *slot = Some(hook);
+            }
+        }
+    }
+
     fn new(published_freq: Option<u64>) -> Sim {
-        Sim(
-            Mutex::new(World {
-                tau: 5 * S,
-                step: 11,
-                seg_tau: 0,
-                seg_mono: 3 * S,
-                rate_ppb: 0,
-                real_minus_mono: 1_700_000_000 * S as i128,
-                verdict: KernelVerdict::Clocksource(Clocksource::new(b"tsc")),
-                published_freq,
-                hiccup_every: 0,
-                hiccup_ns: 0,
-                hiccup_burst: 0,
-                reads: 0,
-                suspended: 0,
-                ticks_lost: 0,
-                boot_jitter: 0,
-            }),
-            Mutex::new(None),
-        )
+        Sim::with_world(World {
+            tau: 5 * S,
+            step: 11,
+            seg_tau: 0,
+            seg_mono: 3 * S,
+            rate_ppb: 0,
+            real_minus_mono: 1_700_000_000 * S as i128,
+            verdict: KernelVerdict::Clocksource(Clocksource::new(b"tsc")),
+            published_freq,
+            hiccup_every: 0,
+            hiccup_ns: 0,
+            hiccup_burst: 0,
+            reads: 0,
+            suspended: 0,
+            c_seg_tau: 0,
+            c_seg_ticks: 1_000_000_000_000,
+            c_rate_ppb: 0,
+            boot_jitter: 0,
+            real_delay: 0,
+            ordered_cold_ns: 0,
+            last_cold_tau: 0,
+            last_read_mono: false,
+        })
     }
 
     fn w(&self) -> std::sync::MutexGuard<'_, World> {
@@ -144,28 +251,41 @@ impl Sim {
 
 impl Clocks for Sim {
     fn counter(&self) -> u64 {
+        self.fire();
         let mut w = self.w();
         let tau = w.tick();
-        w.ticks_at(tau) - w.ticks_lost
+        w.ticks_at(tau)
     }
     fn counter_ordered(&self) -> u64 {
+        {
+            let mut w = self.w();
+            if w.last_read_mono && w.tau.saturating_sub(w.last_cold_tau) > 1_000_000 {
+                w.tau += w.ordered_cold_ns;
+                w.last_cold_tau = w.tau;
+            }
+        }
         self.counter()
     }
     fn mono(&self) -> u64 {
+        self.fire();
         let mut w = self.w();
         let tau = w.tick();
+        w.last_read_mono = true;
         w.mono_at(tau)
     }
     fn real(&self) -> u64 {
+        self.fire();
         if let Some((parked, go)) = self.1.lock().unwrap().take() {
             parked.send(()).unwrap();
             go.recv().unwrap();
         }
         let mut w = self.w();
+        w.tau += w.real_delay;
         let tau = w.tick();
         w.real_at(tau)
     }
     fn boot(&self) -> u64 {
+        self.fire();
         let mut w = self.w();
         let tau = w.tick();
         let late = match w.boot_jitter {
@@ -187,16 +307,7 @@ impl Clocks for Sim {
             disabled: false,
         };
         drop(w);
-        let verdict = self.verdict(fd);
-        Decision {
-            probe,
-            clocksource: match verdict {
-                KernelVerdict::Clocksource(cs) => Some(cs),
-                _ => None,
-            },
-            env: EnvOverride::Unset,
-            fallback: detect::decide(&probe, verdict, EnvOverride::Unset),
-        }
+        Decision::new(probe, self.verdict(fd), EnvOverride::Unset)
     }
     fn verdict(&self, _fd: &mut detect::VerdictFile) -> KernelVerdict {
         self.w().verdict
@@ -238,13 +349,46 @@ fn record_state(tk: &Timekeeper<Sim>, log: &mut Log) {
     }
 }
 
-/// The conversion every counter-mode state must agree with: the newest
-/// piece whose take-over point is at or below `t`.
+/// A lower bound's counter part alone: taken at a `CLOCK_MONOTONIC` time
+/// far past the end, where it is the lesser.
+fn counted_bound(s: &State, t: u64) -> u64 {
+    let mono = s
+        .line
+        .at(s.end)
+        .wrapping_sub(s.mono_offset)
+        .wrapping_add(1 << 62);
+    s.lower_bound(t, mono)
+}
+
+/// What a counter state gives for `t`, floor aside (a state converts no
+/// value below its floor; what it would give there is what its `prev`
+/// line does).
+fn at_any(s: &State, t: u64) -> u64 {
+    s.before_sample(t).unwrap_or_else(|| s.line.at(t))
+}
+
+/// Whether `b` continues `a` as an ordinary next piece: it takes over at
+/// `a`'s end, from `a`'s value there, with `a`'s line below.
+fn continues(a: &State, b: &State) -> bool {
+    b.takeover == a.end && b.prev == a.line && b.line.at(b.takeover) == a.line.at(b.takeover)
+}
+
+/// The conversion every counter-mode state must agree with, while the
+/// pieces only continue each other: the newest piece whose take-over point
+/// is at or below `t`. `None` once a re-base came between.
 fn reference(states: &[State], t: u64) -> Option<u64> {
-    states
+    let counters: Vec<_> = states.iter().filter(|s| s.mode == MODE_COUNTER).collect();
+    let rebased = counters.windows(2).any(|p| {
+        let same = (p[0].takeover, p[0].end, p[0].line, p[0].prev)
+            == (p[1].takeover, p[1].end, p[1].line, p[1].prev);
+        !same && !continues(p[0], p[1])
+    });
+    if rebased {
+        return None;
+    }
+    counters
         .iter()
         .rev()
-        .filter(|s| s.mode == MODE_COUNTER)
         .find(|s| s.takeover <= t)
         .map(|s| s.line.at(t))
 }
@@ -256,6 +400,8 @@ struct Scenario {
     upkeep: bool,
     demote: bool,
     hiccups: bool,
+    /// The counter meets suspends, resets, jumps and rate changes.
+    jumps: bool,
 }
 
 /// Runs one scenario; returns the log for the caller's checks.
@@ -271,13 +417,19 @@ fn run(sc: Scenario) -> Log {
     let mut log = Log::default();
     let mut stale: Vec<State> = Vec::new();
     let mut last_read = 0u64;
+    let mut last_boot = 0u64;
     let mut demoted = false;
-    let end_tau = tk.clocks.w().tau + 25 * S;
+    let events_until = tk.clocks.w().tau + 20 * S;
     let mut upkeep_next = 0u64;
     if sc.upkeep {
         tk.set_upkeep(true);
     }
-    while tk.clocks.w().tau < end_tau {
+    // After the last event (a suspend may move time far past the events'
+    // end), 5 s of quiet readings, to see the timeline back in step with
+    // CLOCK_MONOTONIC.
+    let mut quiet_ns = 0u64;
+    while quiet_ns < 5 * S {
+        let quiet = tk.clocks.w().tau >= events_until;
         // Time passes: mostly small steps, sometimes an idle second or more.
         let dt = if rng.below(200) == 0 {
             rng.log(S / 2, 4 * S)
@@ -285,7 +437,12 @@ fn run(sc: Scenario) -> Log {
             rng.log(1_000, 5_000_000)
         };
         tk.clocks.w().tau += dt;
-        match rng.below(1000) {
+        if quiet {
+            quiet_ns += dt;
+        }
+        let ev = rng.below(1000);
+        match ev {
+            _ if quiet => {}
             // NTP at work: a frequency correction or a tick slew.
             0..=3 => {
                 let ppb = match rng.below(4) {
@@ -306,6 +463,48 @@ fn run(sc: Scenario) -> Log {
             7 if sc.demote && !demoted && tk.clocks.w().tau > 12 * S => {
                 tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"hpet"));
                 demoted = true;
+            }
+            // The machine suspends: the counter counts on, stops, or
+            // restarts near zero.
+            8..=9 if sc.jumps => {
+                let ns = rng.log(100_000, 7_200 * S);
+                // (A reset goes back by more than a piece lasts, as a reset
+                // of a counter that counted since boot does.)
+                let now = {
+                    let w = tk.clocks.w();
+                    w.ticks_at(w.tau)
+                };
+                let counter = match rng.below(3) {
+                    0 => SuspendCounter::Counting,
+                    2 if now > 3 * FREQ => SuspendCounter::Reset(rng.below(now - 2 * FREQ)),
+                    _ => SuspendCounter::Stopped,
+                };
+                tk.clocks.w().suspend_with(ns, counter);
+                if sc.upkeep && rng.below(2) == 0 {
+                    // The kernel wakes the upkeep thread at a resume.
+                    upkeep_next = tk.upkeep_turn(true);
+                }
+            }
+            // A migration: the counter jumps forward or back, or changes
+            // rate (no TSC scaling on the new host).
+            // (Back by more than a piece lasts: a jump back by less lands
+            // inside the piece in use, where no reader can tell it from an
+            // earlier moment; `a_small_jump_back_is_bounded` has that.)
+            10 if sc.jumps => {
+                let ticks = if rng.below(2) == 0 {
+                    rng.log(10_000, 100 * FREQ) as i64
+                } else {
+                    -(rng.log(2 * FREQ, 100 * FREQ) as i64)
+                };
+                tk.clocks.w().jump_counter(ticks);
+            }
+            11 if sc.jumps => {
+                let ppb = match rng.below(3) {
+                    0 => 0,
+                    1 => 50_000_000,
+                    _ => -50_000_000,
+                };
+                tk.clocks.w().set_counter_rate(ppb);
             }
             _ => {}
         }
@@ -344,44 +543,100 @@ fn run(sc: Scenario) -> Log {
         }
         let ordered = rng.below(2) == 0;
         let tau = tk.clocks.w().tau;
-        let v = tk.read_nanos(ordered);
+        // Now and then the reader finds another thread writing (or is a
+        // signal handler that interrupted the writer): past an end, or
+        // below a floor, it returns a lower bound.
+        let v = if rng.below(16) == 0 {
+            tk.with_lock(|| tk.read_nanos(ordered))
+        } else {
+            tk.read_nanos(ordered)
+        };
         record_state(&tk, &mut log);
-        assert!(v >= last_read, "stepped back {} ns at {tau}", last_read - v);
+        assert!(
+            v >= last_read,
+            "{sc:?}: stepped back {} ns at {tau}",
+            last_read - v
+        );
         last_read = v;
         log.reads.push((tau, v));
+        let b = tk.read_boot_nanos();
+        assert!(
+            b >= last_boot,
+            "{sc:?}: boot stepped back {} ns",
+            last_boot - b
+        );
+        last_boot = b;
         let _ = tk.unix_nanos();
         record_state(&tk, &mut log);
     }
+    // Back in step with CLOCK_MONOTONIC (plus the timeline's 2^62), within
+    // the re-base threshold and the margins of the switches and re-bases
+    // so far.
+    let v = tk.read_nanos(true);
+    let mono = tk.clocks.mono();
+    let off = v.wrapping_sub(mono).wrapping_sub(TIMELINE_OFFSET_NS) as i64;
+    let margins = Writer::new(&tk).keeper.rebases as i64 * 200_000;
+    assert!(
+        off.unsigned_abs() as i64 <= REBASE_NS as i64 + 20_000 + margins,
+        "{sc:?}: the timeline is {off} ns off CLOCK_MONOTONIC after 5 quiet seconds"
+    );
     log
 }
 
 /// The checks every scenario must pass.
 fn check(sc: Scenario, log: &Log) {
-    // Consecutive counter states meet exactly where the new one takes over,
-    // and a new rate is never below 7/8 of the old.
     for pair in log.states.windows(2) {
         let (a, b) = (pair[0], pair[1]);
         let same_piece = (a.takeover, a.end, a.line, a.prev) == (b.takeover, b.end, b.line, b.prev);
-        if a.mode == MODE_COUNTER && b.mode == MODE_COUNTER && !same_piece {
-            assert_eq!(b.takeover, a.end, "{sc:?}: takes over at the old end");
-            assert_eq!(
-                b.line.at(b.takeover),
-                a.line.at(b.takeover),
-                "{sc:?}: continuous"
-            );
-            assert_eq!(b.prev, a.line, "{sc:?}: keeps the old line below");
-            assert!(
-                b.line.slope >= calibrate::floor(a.line.slope),
-                "{sc:?}: rate floor"
-            );
-            assert!(b.end > b.takeover && b.trigger <= b.end, "{sc:?}: {b:?}");
+        if a.mode != MODE_COUNTER || b.mode != MODE_COUNTER || same_piece {
+            continue;
+        }
+        assert!(b.end > b.takeover && b.trigger <= b.end, "{sc:?}: {b:?}");
+        assert!(b.floor <= b.takeover.max(b.floor), "{sc:?}: {b:?}");
+        if continues(&a, &b) && b.line.slope != 0 {
+            // An ordinary next piece: a new rate is never below 7/8 of the
+            // old (a piece that stands still has no rate to keep).
+            if a.line.slope != 0 {
+                assert!(
+                    b.line.slope >= calibrate::floor(a.line.slope),
+                    "{sc:?}: rate floor"
+                );
+            }
             // The lower bound a stuck reader returns is never ahead.
             for k in [0u64, 1, 1_000, 10_000_000, 3 * FREQ] {
                 let t = a.end.saturating_add(k);
                 if t < b.end {
-                    assert!(a.lower_bound(t) <= b.line.at(t.max(b.takeover)), "{sc:?}");
+                    assert!(
+                        counted_bound(&a, t) <= b.line.at(t.max(b.takeover)),
+                        "{sc:?}"
+                    );
                 }
             }
+        } else {
+            // A re-base: below its take-over it stands still, or keeps the
+            // old line up to the old end; everywhere it is at or above what
+            // a reader holding the old state could have returned before.
+            assert!(
+                b.prev.slope == 0 || (b.prev == a.line && b.takeover == a.end),
+                "{sc:?}: re-based below its take-over: {b:?}"
+            );
+            let span = b.end - b.floor;
+            for t in [0, 1, span / 3, span / 2, span - 1].map(|k| b.floor + k) {
+                let seen = if t >= a.floor {
+                    at_any(&a, t.min(a.end - 1))
+                } else {
+                    at_any(&a, a.end - 1)
+                };
+                assert!(
+                    at_any(&b, t) >= seen,
+                    "{sc:?}: re-base below the old piece at {t}: {a:?} {b:?}"
+                );
+            }
+        }
+        // One non-decreasing function over the state's range.
+        let pts = [b.floor, b.takeover.max(b.floor), b.trigger, b.end - 1];
+        for w in pts.windows(2) {
+            assert!(at_any(&b, w[0]) <= at_any(&b, w[1]), "{sc:?}: {b:?}");
         }
     }
     // Readings never step back (also asserted as they came).
@@ -392,13 +647,18 @@ fn check(sc: Scenario, log: &Log) {
 
 /// Rate changes are followed: intervals between readings at least 3 s after
 /// the last change agree with CLOCK_MONOTONIC's, and the wall tier with
-/// CLOCK_REALTIME, within the documented bounds.
+/// CLOCK_REALTIME, within the documented bounds — also where the first
+/// bracket of every reader's update is disturbed, its code cold (5 µs, as a
+/// cold first call can take; before, a reader's update took that one
+/// bracket alone, measured nothing, and the rate stayed the old one).
 #[test]
 fn follows_a_frequency_correction() {
-    for (ppb, wall_bound) in [
-        (500_000i64, 2_000u64),
-        (-500_000, 2_000),
-        (8_000_000, 20_000),
+    for (ppb, wall_bound, cold) in [
+        (500_000i64, 2_000u64, 0),
+        (-500_000, 2_000, 0),
+        (8_000_000, 20_000, 0),
+        (500_000, 2_000, 5_000),
+        (-500_000, 2_000, 5_000),
     ] {
         let tk = Timekeeper::new(Sim::new(None));
         let mut worst_interval_ppb = 0f64;
@@ -415,6 +675,7 @@ fn follows_a_frequency_correction() {
         for _ in 0..500 {
             step(&tk, 10_000_000);
         }
+        tk.clocks.w().ordered_cold_ns = cold;
         tk.clocks.w().set_rate(ppb);
         let change_tau = tk.clocks.w().tau;
         // Intervals of a second (an update during a reading moves simulated
@@ -444,15 +705,15 @@ fn follows_a_frequency_correction() {
         let early_bound = ppb.unsigned_abs() + 1_000;
         assert!(
             worst_wall_early <= early_bound,
-            "{ppb}: early wall error {worst_wall_early} > {early_bound}"
+            "{ppb} (cold {cold}): early wall error {worst_wall_early} > {early_bound}"
         );
         assert!(
             worst_wall <= wall_bound,
-            "{ppb}: wall error {worst_wall} ns"
+            "{ppb} (cold {cold}): wall error {worst_wall} ns"
         );
         assert!(
             worst_interval_ppb < 500.0,
-            "{ppb}: interval off by {worst_interval_ppb} ppb"
+            "{ppb} (cold {cold}): interval off by {worst_interval_ppb} ppb"
         );
     }
 }
@@ -490,10 +751,9 @@ fn follows_a_step() {
     }
 }
 
-/// A wall reader past its deadline re-anchors the wall line even when a
-/// re-check of the kernel's verdict is also due (precise readers at the
-/// trigger do one or the other, turn about; a wall reader must sample, or
-/// the line would outlive its resync interval).
+/// A wall reader past its resync interval re-anchors the wall clock even
+/// when a re-check of the kernel's verdict is also due: an update that
+/// checks samples too, or the wall offset would outlive its interval.
 #[test]
 fn wall_reader_resyncs_when_a_check_is_due() {
     let tk = Timekeeper::new(Sim::new(None));
@@ -507,16 +767,104 @@ fn wall_reader_resyncs_when_a_check_is_due() {
     {
         let w = Writer::new(&tk);
         w.keeper.next_check_mono = 0;
-        w.keeper.last_was_check = false;
     }
-    let u = tk.unix_nanos();
-    let w = tk.clocks.w();
-    let real = w.real_at(w.tau);
-    drop(w);
+    let (u, real) = wall_and_real(&tk);
     assert!(
         u.abs_diff(real) < 2_000,
         "wall {u} vs {real}, past its deadline with a check due"
     );
+}
+
+/// A wall reading, and `CLOCK_REALTIME` at its moment.
+fn wall_and_real(tk: &Timekeeper<Sim>) -> (u64, u64) {
+    let u = tk.unix_nanos();
+    let w = tk.clocks.w();
+    (u, w.real_at(w.tau))
+}
+
+/// Precise readings every `dt` ns until one of them updates the state.
+fn read_until_an_update(tk: &Timekeeper<Sim>, dt: u64) {
+    let seen = tk.state();
+    while tk.state() == seen {
+        tk.clocks.w().tau += dt;
+        let _ = tk.read_nanos(false);
+    }
+}
+
+/// Every state update samples, the ones that re-check the kernel's verdict
+/// included, so the wall clock is re-anchored at each: a step of the system
+/// clock shows in the wall readings right after the next update a precise
+/// reader makes, whichever kind it is (where the verdict is followed, a
+/// check comes every other update).
+#[test]
+fn every_update_re_anchors_the_wall() {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    for step in 1..=6i128 {
+        tk.clocks.w().real_minus_mono += step * S as i128;
+        read_until_an_update(&tk, 10_000_000);
+        let (u, real) = wall_and_real(&tk);
+        assert!(
+            u.abs_diff(real) < 2_000,
+            "step {step}: wall {u} vs {real} after an update"
+        );
+    }
+}
+
+/// A reader's update takes up to two brackets of `CLOCK_REALTIME`; where
+/// both were disturbed (the thread interrupted inside each), the real time
+/// they give is uncertain by half their width, however narrow the counter's
+/// bracket, and the sample measures nothing: the wall keeps its offset, or reads `CLOCK_REALTIME`
+/// once the offset is older than a resync interval. (Anchored on the
+/// disturbed brackets, the wall was 25 µs off.)
+#[test]
+fn a_disturbed_real_time_bracket_measures_nothing() {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    tk.clocks.w().real_delay = 50_000;
+    let mut updates = 0;
+    for _ in 0..500 {
+        let seen = tk.state();
+        tk.clocks.w().tau += 10_000_000;
+        let _ = tk.read_nanos(false);
+        updates += usize::from(tk.state() != seen);
+        let (u, real) = wall_and_real(&tk);
+        assert!(
+            u.abs_diff(real) < 2_000,
+            "wall {u} vs {real} after a disturbed real-time bracket"
+        );
+    }
+    assert!(updates >= 3, "{updates} updates");
+}
+
+/// While the precise clocks stand still after the counter jumped ahead
+/// inside a piece (until `CLOCK_MONOTONIC` catches up), the wall tier reads
+/// `CLOCK_REALTIME`: the precise reading plus an offset would stand still
+/// too, and fall behind the system clock by as long as it stands.
+#[test]
+fn the_wall_does_not_stand_still_with_the_precise_clocks() {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    // Right after an update, the counter jumps 200 ms ahead: still inside
+    // the piece, which the next update ends standing still.
+    read_until_an_update(&tk, 1_000_000);
+    tk.clocks.w().jump_counter(sim_ticks(200_000_000) as i64);
+    let mut stood_still = 0;
+    for _ in 0..2_000 {
+        tk.clocks.w().tau += 1_000_000;
+        let p = tk.read_nanos(false);
+        let (u, real) = wall_and_real(&tk);
+        let s = tk.state();
+        if s.mode == MODE_COUNTER && s.line.slope == 0 {
+            stood_still += 1;
+            assert_eq!(s.wall_offset, 0, "no offset kept while standing still");
+            assert!(
+                u.abs_diff(real) < 2_000,
+                "wall {u} vs {real} while the precise clocks stand at {p}"
+            );
+        }
+    }
+    assert!(stood_still > 50, "stood still for {stood_still} readings");
 }
 
 /// The kernel demotes the counter: readings move to CLOCK_MONOTONIC without
@@ -555,6 +903,7 @@ fn demotion(hiccup_ns: u64) {
     }
     let (a, mono_a) = (tk.read_nanos(true), tk.clocks.mono());
     tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let _ = tk.info(); // reads the kernel's verdict (readers do not)
     tk.clocks.w().hiccup_ns = hiccup_ns;
     let mut last = a;
     for _ in 0..300 {
@@ -570,7 +919,7 @@ fn demotion(hiccup_ns: u64) {
     tk.clocks.w().hiccup_burst = 0;
     let s = tk.state();
     assert_eq!(s.mode, MODE_OS, "demoted");
-    assert_eq!(s.wall_deadline, 0, "the wall tier reads CLOCK_REALTIME");
+    assert_eq!(s.wall_offset, 0, "the wall tier reads CLOCK_REALTIME");
     // Ordered readers no longer read the counter before the state.
     assert!(!tk.counter_read.load(Ordering::Relaxed));
     let (b, mono_b) = (tk.read_nanos(true), tk.clocks.mono());
@@ -594,30 +943,66 @@ fn demotion(hiccup_ns: u64) {
     );
 }
 
-/// A program reading the clock every 30 ms only ever arrives past a piece's
-/// end (a grace period is at most 2 ms), yet the kernel's verdict is
-/// re-checked about every second, and a demotion noticed.
+/// Readers never read the kernel's verdict as a matter of course (a `pread`
+/// of sysfs, tens of microseconds from cold caches, on a read path): a
+/// demotion is seen by `clock_info()`, the upkeep, or a reader only where
+/// its reading showed cause — the kernel's clock turned into a system call
+/// (three samples in a row whose every bracket was wide), or a re-base.
+/// (Before, every other update a reader made read the file.)
 #[test]
 #[cfg(all(
     target_arch = "x86_64",
     any(target_os = "linux", target_os = "android")
 ))]
-fn sparse_readers_check_the_kernel() {
+fn readers_read_the_kernels_verdict_only_with_cause() {
+    let demoted = |tk: &Timekeeper<Sim>| {
+        Writer::new(tk).keeper.demote_pending.is_some() || tk.state().mode == MODE_OS
+    };
+    // Readers every 30 ms (each past a piece's end) for 3 s: no check.
     let tk = Timekeeper::new(Sim::new(None));
-    for _ in 0..100 {
-        tk.clocks.w().tau += 30_000_000;
-        let _ = tk.read_nanos(false);
-    }
-    assert_eq!(tk.state().mode, MODE_COUNTER);
+    run_reads(&tk, 300);
     tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
     let mut last = tk.read_nanos(false);
-    for _ in 0..70 {
+    for _ in 0..100 {
         tk.clocks.w().tau += 30_000_000;
         let v = tk.read_nanos(false);
         assert!(v >= last);
         last = v;
     }
-    assert_eq!(tk.state().mode, MODE_OS, "demoted within 2.1 s");
+    assert!(!demoted(&tk), "a reader read the kernel's verdict");
+    // clock_info() reads it (and readers past the piece's end then switch).
+    let _ = tk.info();
+    for _ in 0..10 {
+        tk.clocks.w().tau += 30_000_000;
+        let v = tk.read_nanos(false);
+        assert!(v >= last);
+        last = v;
+    }
+    assert_eq!(tk.state().mode, MODE_OS, "demoted once asked");
+
+    // The kernel's clock turned into a system call: its reads take long,
+    // every bracket of three samples in a row is wide.
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"hpet"));
+    tk.clocks.w().step = 3_000;
+    run_reads(&tk, 400);
+    assert!(
+        demoted(&tk),
+        "slow samples made a reader read the kernel's verdict"
+    );
+
+    // A re-base (a suspend the counter counted): the next reader's update
+    // reads it.
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    tk.clocks.w().suspend(60 * S, true);
+    run_reads(&tk, 10);
+    assert!(
+        demoted(&tk),
+        "a re-base made a reader read the kernel's verdict"
+    );
 }
 
 /// The wall tier near the ends of its range reads CLOCK_REALTIME, saturated,
@@ -646,7 +1031,7 @@ fn wall_near_the_ends_of_its_range() {
             }
         }
         assert_eq!(tk.state.snapshot(), seq, "no update per read");
-        assert_eq!(tk.state().wall_deadline == 0, want.is_some());
+        assert_eq!(tk.state().wall_offset == 0, want.is_some());
     }
 }
 
@@ -800,8 +1185,9 @@ proptest::proptest! {
         upkeep in proptest::prelude::any::<bool>(),
         demote in proptest::prelude::any::<bool>(),
         hiccups in proptest::prelude::any::<bool>(),
+        jumps in proptest::prelude::any::<bool>(),
     ) {
-        let sc = Scenario { seed, published, upkeep, demote, hiccups };
+        let sc = Scenario { seed, published, upkeep, demote, hiccups, jumps };
         let log = run(sc);
         check(sc, &log);
     }
@@ -898,7 +1284,9 @@ fn a_piece_is_never_shorter_than_the_floor() {
             let (mut pieces, mut publishes) = (0u64, 0u64);
             let mut last = 0;
             let start = tk.clocks.w().tau;
-            for _ in 0..200_000 {
+            // A quarter under an emulator: still hundreds of pieces.
+            let reads = if crate::emulated() { 50_000 } else { 200_000 };
+            for _ in 0..reads {
                 step();
                 let before = {
                     let mut w = tk.clocks.w();
@@ -986,7 +1374,7 @@ fn bound_and_next(slope: u64, next: u64, end: u64, value: u64, k: u64) -> (u64, 
         ..State::default()
     };
     let next = Line::through(end, line.at(end), next);
-    (s.lower_bound(end + k), next.at(end + k))
+    (counted_bound(&s, end + k), next.at(end + k))
 }
 
 /// Every `k` below 8 (where rounding 7/8 of the nanoseconds up made the
@@ -1094,6 +1482,7 @@ fn a_forked_child_keeps_what_clock_info_reports() {
         run_reads(&tk, 300);
         if demote {
             tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"hpet"));
+            let _ = tk.info(); // reads the kernel's verdict
             run_reads(&tk, 300);
             assert_eq!(tk.state().mode, MODE_OS, "demoted");
         }
@@ -1225,12 +1614,25 @@ fn constants_match_the_spec() {
             "SUSPECT_SHIFT" => u64::from(calibrate::SUSPECT_SHIFT),
             "BRACKETS" => calibrate::BRACKETS as u64,
             "REAL_BRACKETS" => calibrate::REAL_BRACKETS as u64,
+            "READER_BRACKETS" => calibrate::READER_BRACKETS as u64,
             "SWITCH_SAMPLE_TRIES" => u64::from(SWITCH_SAMPLE_TRIES),
-            "BOOT_SAMPLE_PAIRS" => u64::from(boot::BOOT_SAMPLE_PAIRS),
+            "BOOT_SAMPLE_PAIRS" => u64::from(offsets::BOOT_SAMPLE_PAIRS),
+            "REBASE_NS" => REBASE_NS,
+            "SETTLE_NS" => SETTLE_NS,
+            "SLOW_SAMPLES_FOR_A_CHECK" => u64::from(SLOW_SAMPLES_FOR_A_CHECK),
+            "SWITCH_AFTER" => u64::from(crate::precise::SWITCH_AFTER),
+            "CONTENTION_WINDOW_NS" => crate::precise::CONTENTION_WINDOW_NS,
+            "MARK_FRESH_NS" => crate::precise::MARK_FRESH_NS,
+            "FLOOR_SLACK_NS" => FLOOR_SLACK_NS,
+            "MAX_COUNTER_HZ" => calibrate::MAX_COUNTER_HZ,
+            "CONVERSION_RATE_ERROR_PPB" => CONVERSION_RATE_ERROR_PPB,
+            "SNAPSHOT_TRIES" => u64::from(crate::snapshot::SNAPSHOT_TRIES),
             _ => return None,
         })
     }
-    const KNOWN: [&str; 20] = [
+    const KNOWN: [&str; 27] = [
+        "CONVERSION_RATE_ERROR_PPB",
+        "SNAPSHOT_TRIES",
         "MARGIN_NS",
         "MIN_PERIOD_NS",
         "MAX_PERIOD_NS",
@@ -1249,8 +1651,13 @@ fn constants_match_the_spec() {
         "SUSPECT_SHIFT",
         "BRACKETS",
         "REAL_BRACKETS",
+        "READER_BRACKETS",
         "SWITCH_SAMPLE_TRIES",
         "BOOT_SAMPLE_PAIRS",
+        "SLOW_SAMPLES_FOR_A_CHECK",
+        "SWITCH_AFTER",
+        "CONTENTION_WINDOW_NS",
+        "MARK_FRESH_NS",
     ];
     let path = std::format!("{}/spec/vectors/constants.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| std::panic!("{path}: {e}"));
@@ -1292,7 +1699,7 @@ fn constants_match_the_spec() {
 }
 
 // ---------------------------------------------------------------------------
-// Time across suspend: the boot offset (`boot`).
+// Time across suspend: the boot offset (`offsets`).
 // ---------------------------------------------------------------------------
 
 /// `CLOCK_BOOTTIME` + 2^62 now on the simulated machine: where a boot
@@ -1313,18 +1720,23 @@ fn on_the_counter() -> Timekeeper<Sim> {
 /// A resume is followed at the first update after it: `CLOCK_BOOTTIME`
 /// jumps by 30 s while `CLOCK_MONOTONIC` does not; once one state was
 /// published since, boot readings are 30 s further ahead of the precise
-/// ones, they never step back, and the precise readings go on as before.
-/// Both ways a counter goes through a suspend: stopped (it resumes where it
-/// was, the precise timeline does not count the suspend), or counting (an
-/// invariant TSC in suspend-to-idle: the precise timeline counted it, and
-/// the boot timeline must not count it twice). (Without the boot offset in
-/// the state, `BootInstant` cannot follow a resume at all; with the offset
-/// measured as `CLOCK_BOOTTIME − CLOCK_MONOTONIC`, the counting case
-/// jumped by 60 s.)
+/// ones, they never step back, and the precise readings go on as
+/// `CLOCK_MONOTONIC` does — whatever the counter did: stopped (it resumes
+/// where it was), counted on (an invariant TSC in suspend-to-idle), or
+/// restarted near zero (a TSC reset by suspend-to-RAM). A counter that
+/// counted the suspend may have the precise readings stand still for at
+/// most the piece it was in (it counted part of the suspend before anyone
+/// could tell), never count the suspend. (Before re-basing, `Instant`
+/// moved 30 s forward with a counting counter, and went back by the
+/// counter's value with a reset one.)
 #[test]
 fn a_resume_is_followed_within_one_update() {
     const N: u64 = 30 * S;
-    for counting in [false, true] {
+    for counter in [
+        SuspendCounter::Stopped,
+        SuspendCounter::Counting,
+        SuspendCounter::Reset(1_000_000),
+    ] {
         let tk = on_the_counter();
         let (i0, b0) = (tk.read_nanos(false), tk.read_boot_nanos());
         assert!(
@@ -1334,36 +1746,55 @@ fn a_resume_is_followed_within_one_update() {
         );
         let mono0 = tk.clocks.mono();
         let before = tk.state();
-        tk.clocks.w().suspend(N, counting);
+        tk.clocks.w().suspend_with(N, counter);
         let mut last = tk.read_boot_nanos();
-        assert!(last >= b0);
+        let mut last_i = tk.read_nanos(false);
+        assert!(last >= b0 && last_i >= i0);
         let mut updated = false;
         for _ in 0..200 {
             tk.clocks.w().tau += 10_000_000;
-            let b = tk.read_boot_nanos();
-            assert!(b >= last, "stepped back: {b} < {last}");
-            last = b;
+            let (b, i) = (tk.read_boot_nanos(), tk.read_nanos(false));
+            assert!(b >= last, "{counter:?}: boot stepped back: {b} < {last}");
+            assert!(i >= last_i, "{counter:?}: stepped back: {i} < {last_i}");
+            (last, last_i) = (b, i);
             if tk.state() != before {
                 updated = true;
                 break;
             }
         }
         assert!(updated, "no update within 2 s of reading");
+        // Right after: never more than one piece (half a second here, the
+        // kernel's verdict being followed, and its grace) ahead.
         let (i1, b1) = (tk.read_nanos(false), tk.read_boot_nanos());
         let mono = tk.clocks.mono() - mono0;
         let precise = i1 - i0;
-        let expected_precise = if counting { mono + N } else { mono };
         assert!(
-            precise.abs_diff(expected_precise) < 100_000,
-            "Instant moved {precise}, expected {expected_precise}"
+            precise + 100_000 >= mono && precise <= mono + READER_PERIOD_NS + MAX_GRACE_NS,
+            "{counter:?}: Instant moved {precise}, CLOCK_MONOTONIC {mono}"
         );
         assert!(
-            (b1 - b0).abs_diff(mono + N) < 100_000,
-            "counting {counting}: BootInstant moved {}, expected {}",
+            (b1 - b0).abs_diff(mono + N) < 100_000 + precise.saturating_sub(mono),
+            "{counter:?}: BootInstant moved {}, expected {}",
             b1 - b0,
             mono + N
         );
-        assert!(b1.abs_diff(boot_truth(&tk)) < 100_000);
+        // A second later, in step again: the precise readings moved as
+        // CLOCK_MONOTONIC did, the boot readings as CLOCK_BOOTTIME.
+        for _ in 0..100 {
+            tk.clocks.w().tau += 10_000_000;
+            let (b, i) = (tk.read_boot_nanos(), tk.read_nanos(false));
+            assert!(b >= last && i >= last_i, "{counter:?}: stepped back");
+            (last, last_i) = (b, i);
+        }
+        let mono = tk.clocks.mono() - mono0;
+        assert!(
+            (last_i - i0).abs_diff(mono) < 100_000,
+            "{counter:?}: Instant moved {}, CLOCK_MONOTONIC {mono}",
+            last_i - i0
+        );
+        assert!(last.abs_diff(boot_truth(&tk)) < 100_000, "{counter:?}");
+        let info = tk.info();
+        assert_eq!(info.source, Source::Counter, "{counter:?}");
     }
 }
 
@@ -1427,6 +1858,7 @@ fn on_the_os_clock_boot_readings_read_boottime() {
     tk.clocks.w().suspend(10 * S, false);
     let mut last = tk.read_boot_nanos();
     tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let _ = tk.info(); // reads the kernel's verdict
     for _ in 0..300 {
         tk.clocks.w().tau += 10_000_000;
         let b = tk.read_boot_nanos();
@@ -1446,10 +1878,12 @@ proptest::proptest! {
     /// Whatever the noise of the boot clock's reads (a pair interrupted
     /// between its reads gives a smaller offset), the suspends (counter
     /// stopped or counting), the rate changes and the upkeep: the published
-    /// offset never decreases, boot readings never step back, and after
-    /// each update they are within a few microseconds of `CLOCK_BOOTTIME`.
+    /// offset never decreases but where a re-base moved the precise
+    /// readings forward (by no more than that), boot readings never step
+    /// back, and after each update they are within a few microseconds of
+    /// `CLOCK_BOOTTIME`.
     #[test]
-    fn the_boot_offset_is_never_lowered(
+    fn the_boot_offset_is_lowered_only_by_a_rebase(
         seed in proptest::prelude::any::<u64>(),
         jitter in proptest::prop_oneof![proptest::prelude::Just(0u64), 0u64..100_000],
         upkeep in proptest::prelude::any::<bool>(),
@@ -1459,6 +1893,7 @@ proptest::proptest! {
         tk.clocks.w().boot_jitter = jitter;
         tk.set_upkeep(upkeep);
         let mut offset = tk.state().boot_offset;
+        let mut seen_rebases = Writer::new(&tk).keeper.rebases;
         let mut last = tk.read_boot_nanos();
         // How far the precise timeline is ahead of the boot clock, and the
         // least it was: the boot offset makes up for the least.
@@ -1481,11 +1916,12 @@ proptest::proptest! {
             proptest::prop_assert!(b >= last, "stepped back: {} < {}", b, last);
             last = b;
             let s = tk.state();
+            let rebases = Writer::new(&tk).keeper.rebases;
             proptest::prop_assert!(
-                s.boot_offset as i64 >= offset as i64,
+                s.boot_offset as i64 >= offset as i64 || rebases > seen_rebases,
                 "lowered: {} < {}", s.boot_offset as i64, offset as i64
             );
-            offset = s.boot_offset;
+            (offset, seen_rebases) = (s.boot_offset, rebases);
             least = least.min(ahead(&tk));
         }
         // A last update, sampled without noise, agrees with the kernel.
@@ -1550,4 +1986,437 @@ fn no_reader_touches_a_refused_counter() {
     }
     assert_eq!(tk.state().mode, crate::timekeeper::state::MODE_OS);
     assert!(!tk.counter_read.load(Ordering::Relaxed));
+}
+
+// ---------------------------------------------------------------------------
+// The machine's own clocks, with the counter moved under the timekeeper.
+// ---------------------------------------------------------------------------
+
+/// This machine's counter and clocks, the counter moved by `shift` ticks
+/// (mod 2^64): what a process sees when its counter jumps under it while
+/// the kernel's clocks do not (a suspend the counter counted, a reset, a
+/// migration), with real time passing and the real OS clocks read.
+struct Shifted {
+    shift: AtomicU64,
+}
+
+impl Clocks for Shifted {
+    fn counter(&self) -> u64 {
+        Machine
+            .counter()
+            .wrapping_add(self.shift.load(Ordering::Relaxed))
+    }
+    fn counter_ordered(&self) -> u64 {
+        Machine
+            .counter_ordered()
+            .wrapping_add(self.shift.load(Ordering::Relaxed))
+    }
+    fn mono(&self) -> u64 {
+        Machine.mono()
+    }
+    fn real(&self) -> u64 {
+        Machine.real()
+    }
+    fn boot(&self) -> u64 {
+        Machine.boot()
+    }
+    fn observe(&self, fd: &mut detect::VerdictFile) -> Decision {
+        Machine.observe(fd)
+    }
+    fn verdict(&self, fd: &mut detect::VerdictFile) -> KernelVerdict {
+        Machine.verdict(fd)
+    }
+}
+
+/// On this machine's counter and clocks, in real time: a counter that jumps
+/// an hour ahead (as across a suspend it counted), restarts at 10^6 ticks (as
+/// after a reset at resume), or goes back 10 s (a migration) under a running
+/// process. The readings never step back, are at most one update period and
+/// its grace ahead of `CLOCK_MONOTONIC` right after, and move as
+/// `CLOCK_MONOTONIC` does within 100 µs two and a half seconds later — with
+/// and without the upkeep's turns. (Before re-basing: an hour ahead for
+/// good, back by the uptime for good, back 10 s.)
+#[test]
+#[cfg(not(target_os = "wasi"))] // no threads there
+fn real_clocks_across_counter_jumps() {
+    let probe = Timekeeper::new(Shifted {
+        shift: AtomicU64::new(0),
+    });
+    probe.read_nanos(false);
+    if probe.info().source != Source::Counter {
+        std::println!(
+            "real_clocks_across_counter_jumps: SKIPPED: the counter is not in use here ({})",
+            probe.info()
+        );
+        return;
+    }
+    #[derive(Clone, Copy, Debug)]
+    enum Jump {
+        AnHourAhead,
+        ResetTo(u64),
+        BackTenSeconds,
+    }
+    let runs: Vec<_> = [
+        Jump::AnHourAhead,
+        Jump::ResetTo(1_000_000),
+        Jump::BackTenSeconds,
+    ]
+    .into_iter()
+    .flat_map(|j| [(j, false), (j, true)])
+    .map(|(jump, upkeep)| {
+        std::thread::spawn(move || {
+            let tk = Timekeeper::new(Shifted {
+                shift: AtomicU64::new(0),
+            });
+            tk.set_upkeep(upkeep);
+            let label = std::format!("{jump:?} (upkeep {upkeep})");
+            let mut last = tk.read_nanos(false);
+            let mut next_turn = 0;
+            let mut step = |tk: &Timekeeper<Shifted>, last: &mut u64| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let now = tk.clocks.mono();
+                if upkeep && now >= next_turn {
+                    next_turn = tk.upkeep_turn(false).min(now + 1_000_000);
+                }
+                let v = tk.read_nanos(true).max(tk.read_nanos(false));
+                assert!(v >= *last, "{label}: stepped back {} ns", *last - v);
+                *last = v;
+                (v, tk.clocks.mono())
+            };
+            let start = tk.clocks.mono();
+            while tk.clocks.mono() < start + 1_500_000_000 {
+                step(&tk, &mut last);
+            }
+            let (p0, mono0) = step(&tk, &mut last);
+            let hz = tk.info().freq_hz;
+            let now = tk.clocks.counter();
+            let shift = match jump {
+                Jump::AnHourAhead => 3_600 * hz,
+                Jump::ResetTo(to) => to.wrapping_sub(now),
+                Jump::BackTenSeconds => (10 * hz).wrapping_neg(),
+            };
+            tk.clocks.shift.fetch_add(shift, Ordering::Relaxed);
+            let (p1, mono1) = step(&tk, &mut last);
+            let kept = p0 + (mono1 - mono0);
+            assert!(
+                p1 <= kept + MAX_PERIOD_NS + MAX_GRACE_NS,
+                "{label}: {} ns ahead right after",
+                p1 - kept
+            );
+            while tk.clocks.mono() < mono1 + 2_500_000_000 {
+                step(&tk, &mut last);
+            }
+            let (p, mono) = step(&tk, &mut last);
+            let moved = p - p0;
+            // A re-base lands within half its sample's bracket: a few µs
+            // here, up to hundreds under an emulator, whose clock reads take
+            // tens of µs each.
+            let bound = if crate::emulated() {
+                1_000_000
+            } else {
+                100_000
+            };
+            assert!(
+                moved.abs_diff(mono - mono0) < bound,
+                "{label}: moved {moved} ns, CLOCK_MONOTONIC {}",
+                mono - mono0
+            );
+            let info = tk.info();
+            assert!(info.counter_jumps >= 1, "{label}: {info}");
+            assert_eq!(info.source, Source::Counter, "{label}: {info}");
+        })
+    })
+    .collect();
+    for r in runs {
+        if let Err(e) = r.join() {
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+// The kernel's verdict unreadable for now: `tests/verdict.rs`.
+mod verdict;
+
+/// A migration that moves the counter and changes its rate (no TSC scaling
+/// on the new host): the re-base's piece is short, so the new rate is
+/// measured and in use within a few milliseconds of reading, not at the end
+/// of a period at the old rate (which strayed by 5 % of it, and re-based
+/// again). While the readings stand still the introspection gives the rate
+/// in use, not the flat piece's none, and the upkeep's next turn is not now
+/// on every turn.
+#[test]
+fn a_migration_with_a_new_rate_is_followed_at_once() {
+    for upkeep in [false, true] {
+        let tk = on_the_counter();
+        tk.set_upkeep(upkeep);
+        if upkeep {
+            tk.upkeep_turn(false);
+        }
+        let old = tk.info().freq_hz;
+        {
+            let mut w = tk.clocks.w();
+            w.jump_counter(10 * FREQ as i64);
+            w.set_counter_rate(50_000_000);
+        }
+        let new = FREQ + FREQ / 20;
+        let mut last = tk.read_nanos(false);
+        let mut at = None;
+        for ms in 0..200u64 {
+            tk.clocks.w().tau += 1_000_000;
+            if upkeep {
+                let now = tk.clocks.mono();
+                let next = tk.upkeep_turn(false);
+                let s = tk.state();
+                if s.mode == MODE_COUNTER && s.line.slope == 0 {
+                    assert!(
+                        next > now,
+                        "upkeep {upkeep}: the upkeep is due again at once while standing still"
+                    );
+                }
+            }
+            let v = tk.read_nanos(false);
+            assert!(v >= last, "upkeep {upkeep}: stepped back");
+            last = v;
+            let s = tk.state();
+            let hz = tk.info().freq_hz;
+            assert!(
+                hz != 0,
+                "upkeep {upkeep}: 0 Hz reported while standing still ({s:?})"
+            );
+            if at.is_none() && hz.abs_diff(new) < new / 1_000 {
+                at = Some(ms);
+            }
+        }
+        let at = at.unwrap_or_else(|| {
+            std::panic!("upkeep {upkeep}: the new rate never in use (was {old})")
+        });
+        assert!(
+            at <= 20,
+            "upkeep {upkeep}: the new rate in use after {at} ms"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Conversions to the kernel's clocks (`Timekeeper::conversion`).
+// ---------------------------------------------------------------------------
+
+/// How far a conversion of a precise and a boot reading taken now is from
+/// the simulated `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME` of their moment,
+/// beyond the error the conversion states (0: within it), and the error.
+fn conversion_excess(tk: &Timekeeper<Sim>) -> (u64, u64, u64) {
+    // Readings and conversion from one state: an update between them may
+    // re-base (while a re-base settles, by its margin), and a reading taken
+    // before converts with the offset after.
+    let (p, mono, boot, b, c) = loop {
+        let before = tk.state();
+        let p = tk.read_nanos(false);
+        let (mono, boot) = {
+            let w = tk.clocks.w();
+            (w.mono_at(w.tau), w.boot_at(w.tau))
+        };
+        let b = tk.read_boot_nanos();
+        let c = tk.conversion();
+        if tk.state() == before {
+            break (p, mono, boot, b, c);
+        }
+    };
+    // The reads between the readings and the truth move simulated time by
+    // a few steps of 11 ns.
+    const SLACK: u64 = 100;
+    let mono_off = p.wrapping_sub(c.mono_offset).abs_diff(mono);
+    let boot_off = b.wrapping_sub(c.boot_offset).abs_diff(boot);
+    (
+        mono_off.saturating_sub(c.mono_error + SLACK),
+        boot_off.saturating_sub(c.boot_error + SLACK),
+        c.mono_error,
+    )
+}
+
+/// Reads every 10 ms for `n` rounds; fails where a conversion strays past
+/// its stated error (from round `from` on).
+fn conversions_hold(tk: &Timekeeper<Sim>, n: usize, label: &str) -> u64 {
+    let mut worst = 0;
+    for i in 0..n {
+        tk.clocks.w().tau += 10_000_000;
+        let (mono, boot, error) = conversion_excess(tk);
+        assert!(
+            mono == 0 && boot == 0,
+            "{label}, round {i}: off by {mono} ns (CLOCK_MONOTONIC), {boot} ns \
+             (CLOCK_BOOTTIME) beyond the error, {error} ns, {} ns after the measurement; {:?}",
+            tk.clocks.mono() - tk.state().mono_at,
+            tk.state()
+        );
+        worst = worst.max(error);
+    }
+    worst
+}
+
+/// On the counter in steady state the conversions are within a microsecond
+/// and their stated error, which stays small; through a change of
+/// `CLOCK_MONOTONIC`'s rate (NTP's largest frequency step, 500 ppm, and a
+/// 0.8 % tick slew) they stay within it from the first update after the
+/// change on (before it nothing can see the change), the error growing with
+/// the drift the updates see and coming back down once the new rate is in
+/// use. (With the offset the writer keeps the timeline to instead of the
+/// measured one, the conversions carried what the pieces strayed by, and
+/// with a fixed 1 ppm rate error they left it after the change.)
+#[test]
+fn conversions_stay_within_their_error_through_a_rate_change() {
+    for ppb in [500_000i64, -500_000, 8_000_000] {
+        let tk = on_the_counter();
+        let steady = conversions_hold(&tk, 100, "steady");
+        assert!(steady < 1_000, "steady state: stated error {steady} ns");
+        tk.clocks.w().set_rate(ppb);
+        // The first update after the change sees part of it; the second, a
+        // whole piece's drift.
+        for _ in 0..2 {
+            let changed = tk.state();
+            while tk.state() == changed {
+                tk.clocks.w().tau += 10_000_000;
+                let _ = tk.read_nanos(false);
+            }
+        }
+        conversions_hold(&tk, 300, &std::format!("{ppb} ppb"));
+        // Three seconds after the change the error is back near a ppm's.
+        let settled = conversions_hold(&tk, 100, &std::format!("{ppb} ppb, settled"));
+        assert!(
+            settled < 2_000,
+            "{ppb} ppb: stated error {settled} ns settled"
+        );
+    }
+}
+
+/// Across a counter jump the conversions are wrong until the update that
+/// re-bases (nothing can tell before), then within their stated error:
+/// while the readings stand still, that includes how far ahead they stand;
+/// after, it is small again. The same after a suspend the counter counted,
+/// and after a reset.
+#[test]
+fn conversions_stay_within_their_error_across_a_rebase() {
+    for counter in [
+        SuspendCounter::Counting,
+        SuspendCounter::Reset(1_000_000),
+        SuspendCounter::Stopped,
+    ] {
+        let tk = on_the_counter();
+        conversions_hold(&tk, 10, "before");
+        let before = tk.state();
+        tk.clocks.w().suspend_with(30 * S, counter);
+        while tk.state() == before {
+            tk.clocks.w().tau += 1_000_000;
+            let _ = tk.read_nanos(false);
+        }
+        let label = std::format!("{counter:?}");
+        conversions_hold(&tk, 300, &label);
+        let settled = conversions_hold(&tk, 10, &label);
+        assert!(settled < 2_000, "{label}: stated error {settled} ns");
+    }
+    // A migration's jump back, with the upkeep making the updates.
+    let tk = on_the_counter();
+    tk.set_upkeep(true);
+    tk.upkeep_turn(false);
+    let before = tk.state();
+    tk.clocks.w().jump_counter(-10 * FREQ as i64);
+    while tk.state() == before {
+        tk.clocks.w().tau += 1_000_000;
+        tk.upkeep_turn(false);
+    }
+    conversions_hold(&tk, 300, "back 10 s");
+}
+
+/// A switch to the OS clock keeps the conversions within their error, and
+/// on the OS clock for good they are exact: the offset is the OS clock's
+/// own (the boot conversion too, where boot readers read CLOCK_BOOTTIME).
+#[test]
+#[cfg(all(
+    target_arch = "x86_64",
+    any(target_os = "linux", target_os = "android")
+))] // where the kernel's verdict is followed (as `demotion_keeps_the_timeline`)
+fn conversions_on_a_switch_to_the_os_clock() {
+    let tk = on_the_counter();
+    conversions_hold(&tk, 10, "counter");
+    tk.clocks.w().verdict = KernelVerdict::Clocksource(Clocksource::new(b"kvm-clock"));
+    let _ = tk.info();
+    conversions_hold(&tk, 300, "demotion");
+    assert!(tk.state().os_for_good());
+    let c = tk.conversion();
+    assert_eq!((c.mono_error, c.boot_error), (0, 0));
+    let p = tk.read_nanos(false);
+    let mono = tk.clocks.mono();
+    assert!(
+        mono - p.wrapping_sub(c.mono_offset) <= 11,
+        "exact on the OS clock"
+    );
+}
+
+/// A conversion before the first state publishes it, and the warm-up's OS
+/// state converts exactly.
+#[test]
+fn conversions_from_the_first_reading_on() {
+    let tk = Timekeeper::new(Sim::new(None));
+    let c = tk.conversion();
+    assert_ne!(tk.state().mode, MODE_NONE);
+    assert_eq!(
+        c.mono_offset, TIMELINE_OFFSET_NS,
+        "readings are CLOCK_MONOTONIC + 2^62"
+    );
+    assert_eq!(c.mono_error, 0);
+    conversions_hold(&tk, 300, "warm-up");
+}
+
+/// While another thread publishes the first state (here: holds the
+/// writers' lock), a conversion uses the readings every thread agrees on
+/// until then, CLOCK_MONOTONIC plus the timeline's offset, and says the boot
+/// conversion is not measured yet. (It used an all-zero state: offset 0,
+/// error 0, and converted a reading 2^62 ns off.)
+#[test]
+fn conversions_while_the_first_state_is_published() {
+    let tk = Timekeeper::new(Sim::new(None));
+    tk.with_lock(|| {
+        let reading = tk.read_nanos(false);
+        assert_eq!(tk.state().mode, MODE_NONE, "nothing published yet");
+        let c = tk.conversion();
+        assert_eq!(c.mono_offset, TIMELINE_OFFSET_NS);
+        let mono = tk.clocks.mono();
+        assert!(reading - c.mono_offset <= mono, "{reading} vs {mono}");
+        assert!(
+            c.boot_error >= u64::MAX / 2,
+            "the boot conversion is not measured yet"
+        );
+    });
+}
+
+/// A reader's update is bounded: undisturbed, one bracket of each kind;
+/// every bracket disturbed, `READER_BRACKETS` of each kind and no more (the
+/// second only where the first was wide) — four more clock reads for each
+/// extra bracket (a counter and a monotonic read, a real and a monotonic
+/// read) — while a forced update takes every bracket it may.
+#[test]
+fn a_readers_update_is_bounded() {
+    let tk = Timekeeper::new(Sim::new(None));
+    run_reads(&tk, 300);
+    assert_eq!(tk.state().mode, MODE_COUNTER);
+    let reads = |update: &dyn Fn()| {
+        let before = tk.clocks.w().reads;
+        update();
+        tk.clocks.w().reads - before
+    };
+    let calm = reads(&|| tk.reader_update(false));
+    {
+        let mut w = tk.clocks.w();
+        w.hiccup_every = 1;
+        w.hiccup_ns = 50_000;
+    }
+    let disturbed = reads(&|| tk.reader_update(false));
+    let forced = reads(&|| tk.force_update());
+    assert_eq!(
+        disturbed - calm,
+        4 * (calibrate::READER_BRACKETS as u64 - 1),
+        "a reader's update: {calm} clock reads undisturbed, {disturbed} disturbed"
+    );
+    assert!(
+        forced >= disturbed + 2 * (calibrate::BRACKETS as u64 - calibrate::READER_BRACKETS as u64),
+        "a forced update made {forced} clock reads, a reader's {disturbed}"
+    );
 }

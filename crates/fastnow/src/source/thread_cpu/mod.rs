@@ -18,6 +18,11 @@ pub(crate) mod page;
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 pub(crate) mod perf;
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub(crate) mod raw;
 
 use core::fmt;
 use core::sync::atomic::{AtomicU8, Ordering};
@@ -31,6 +36,14 @@ pub enum ThreadCpuSource {
     /// page and the CPU's counter without a system call (Linux, where the
     /// page offers `cap_user_time`).
     PerfPage,
+    /// The same event where its page offers no user-space time: one system
+    /// call per reading (`ioctl(PERF_EVENT_IOC_RESET)`, which brings the
+    /// page up to date), then the page. Taken where the process measured it
+    /// cheaper than the OS call ([`ClockInfo::thread_cpu_costs`]); the
+    /// thread keeps the event's descriptor.
+    ///
+    /// [`ClockInfo::thread_cpu_costs`]: crate::ClockInfo::thread_cpu_costs
+    PerfIoctl,
     /// The OS's thread CPU clock, one call per reading (named here:
     /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, or `GetThreadTimes` on
     /// Windows).
@@ -50,6 +63,9 @@ impl fmt::Display for ThreadCpuSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ThreadCpuSource::PerfPage => f.write_str("perf task-clock page"),
+            ThreadCpuSource::PerfIoctl => {
+                f.write_str("perf task-clock event, ioctl(PERF_EVENT_IOC_RESET) and its page")
+            }
             ThreadCpuSource::Os(call) => f.write_str(call),
             ThreadCpuSource::ProcessCpu(call) => write!(f, "{call} (the process's CPU time)"),
             ThreadCpuSource::Unavailable => f.write_str("none (every duration is zero)"),
@@ -58,8 +74,10 @@ impl fmt::Display for ThreadCpuSource {
 }
 
 /// Why [`ThreadCpuInstant`](crate::ThreadCpuInstant) does not read a perf
-/// event's page on a target that has the route (Linux x86_64 and aarch64,
-/// with `std`), and makes a system call per reading instead
+/// event's page without a system call on a target that has the route
+/// (Linux x86_64 and aarch64, with `std`), and makes one per reading
+/// instead — the OS call, or, where the page lacks only `cap_user_time`,
+/// possibly the event's own ([`ThreadCpuSource::PerfIoctl`])
 /// ([`ClockInfo::thread_cpu_fallback`](crate::ClockInfo::thread_cpu_fallback)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -86,21 +104,28 @@ pub enum ThreadCpuFallback {
     /// (`prctl(PR_SET_TSC, PR_TSC_SIGSEGV)`, set by some sandboxes and
     /// record/replay tools). This thread only, for its lifetime.
     CounterFaults,
+    /// The thread's event descriptor (kept on the
+    /// [`PerfIoctl`](ThreadCpuSource::PerfIoctl) route) stopped answering
+    /// for the event: code that did not open it closed it, and perhaps
+    /// gave its number to another file (which fastnow leaves alone). This
+    /// thread only, for its lifetime.
+    DescriptorLost,
     /// Another error (its `errno`). This thread only, for its lifetime.
     Error(i32),
 }
 
+/// What the perf route needs of the fallbacks (unused where it is absent).
+#[cfg_attr(
+    not(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )),
+    allow(dead_code)
+)]
 impl ThreadCpuFallback {
     /// Whether every thread would meet it (the kernel's or the process's
     /// policy), so it is decided once for the process.
-    #[cfg_attr(
-        not(all(
-            feature = "std",
-            any(target_os = "linux", target_os = "android"),
-            any(target_arch = "x86_64", target_arch = "aarch64")
-        )),
-        allow(dead_code)
-    )]
     pub(crate) fn process_wide(self) -> bool {
         matches!(
             self,
@@ -111,14 +136,6 @@ impl ThreadCpuFallback {
     }
 
     /// The fallback for an `errno` from `perf_event_open` or `mmap`.
-    #[cfg_attr(
-        not(all(
-            feature = "std",
-            any(target_os = "linux", target_os = "android"),
-            any(target_arch = "x86_64", target_arch = "aarch64")
-        )),
-        allow(dead_code)
-    )]
     #[cfg(unix)]
     pub(crate) fn from_errno(errno: i32) -> ThreadCpuFallback {
         match errno {
@@ -130,6 +147,35 @@ impl ThreadCpuFallback {
             libc::ENOMEM => ThreadCpuFallback::NoMemory,
             e => ThreadCpuFallback::Error(e),
         }
+    }
+
+    /// The fallback as one word, for per-thread and process-wide state
+    /// that a signal handler reads (0 is none).
+    pub(crate) fn to_code(self) -> u64 {
+        match self {
+            ThreadCpuFallback::NoUserTime => 1,
+            ThreadCpuFallback::Denied => 2,
+            ThreadCpuFallback::Unsupported => 3,
+            ThreadCpuFallback::NoDescriptor => 4,
+            ThreadCpuFallback::NoMemory => 5,
+            ThreadCpuFallback::CounterFaults => 6,
+            ThreadCpuFallback::Error(e) => 7 | (u64::from(e as u32) << 8),
+            ThreadCpuFallback::DescriptorLost => 8,
+        }
+    }
+
+    pub(crate) fn from_code(code: u64) -> Option<ThreadCpuFallback> {
+        Some(match code & 0xff {
+            1 => ThreadCpuFallback::NoUserTime,
+            2 => ThreadCpuFallback::Denied,
+            3 => ThreadCpuFallback::Unsupported,
+            4 => ThreadCpuFallback::NoDescriptor,
+            5 => ThreadCpuFallback::NoMemory,
+            6 => ThreadCpuFallback::CounterFaults,
+            7 => ThreadCpuFallback::Error((code >> 8) as u32 as i32),
+            8 => ThreadCpuFallback::DescriptorLost,
+            _ => return None,
+        })
     }
 }
 
@@ -150,8 +196,79 @@ impl fmt::Display for ThreadCpuFallback {
             ThreadCpuFallback::CounterFaults => {
                 f.write_str("prctl(PR_SET_TSC) makes RDTSC fault on this thread")
             }
+            ThreadCpuFallback::DescriptorLost => f.write_str(
+                "the perf event's descriptor was closed or reused by code that did not open it",
+            ),
             ThreadCpuFallback::Error(e) => write!(f, "perf_event_open failed (errno {e})"),
         }
+    }
+}
+
+/// What the two system-call routes to a thread's CPU time cost where the
+/// perf page offers no user-space time, measured side by side by the
+/// process's first thread to meet such a page, and which it took
+/// ([`ClockInfo::thread_cpu_costs`](crate::ClockInfo::thread_cpu_costs)).
+/// The kernel paths differ (the OS call takes the scheduler's lock; the
+/// event's request does not), and so does their order from machine to
+/// machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadCpuCosts {
+    /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, nanoseconds per call
+    /// (the median of interleaved rounds).
+    pub os_call_ns: u32,
+    /// The event's `ioctl` and page ([`ThreadCpuSource::PerfIoctl`]),
+    /// nanoseconds per call, measured with the OS call.
+    pub perf_ioctl_ns: u32,
+    /// Whether the process took the event's route: cheaper by at least
+    /// [`ThreadCpuCosts::MARGIN_PERCENT`] in the median and in most rounds
+    /// (a descriptor per thread is the price, so a tie keeps the OS call).
+    pub perf_ioctl_taken: bool,
+}
+
+impl ThreadCpuCosts {
+    /// Interleaved rounds measured, each of [`CALLS`](Self::CALLS) calls of
+    /// each route (after two calls of each to warm them).
+    pub const ROUNDS: usize = 7;
+    /// Calls of each route per round.
+    pub const CALLS: u32 = 8;
+    /// How much cheaper the event's route must be, in the median.
+    pub const MARGIN_PERCENT: u32 = 3;
+    /// In how many of the rounds it must be cheaper.
+    pub const WINS: usize = 5;
+
+    /// The decision from the rounds' costs (nanoseconds per call of each
+    /// route, round by round): a pure function of the measurements.
+    #[allow(dead_code)] // (where there is no perf route)
+    pub(crate) fn choose(os: [u32; Self::ROUNDS], perf: [u32; Self::ROUNDS]) -> ThreadCpuCosts {
+        let median = |mut v: [u32; Self::ROUNDS]| {
+            v.sort_unstable();
+            v[Self::ROUNDS / 2]
+        };
+        let (os_call_ns, perf_ioctl_ns) = (median(os), median(perf));
+        let wins = os.iter().zip(&perf).filter(|(o, p)| p < o).count();
+        let cheaper = u64::from(perf_ioctl_ns) * 100
+            <= u64::from(os_call_ns) * u64::from(100 - Self::MARGIN_PERCENT);
+        ThreadCpuCosts {
+            os_call_ns,
+            perf_ioctl_ns,
+            perf_ioctl_taken: cheaper && wins >= Self::WINS,
+        }
+    }
+}
+
+impl fmt::Display for ThreadCpuCosts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the OS call {} ns, the perf event's ioctl {} ns: {}",
+            self.os_call_ns,
+            self.perf_ioctl_ns,
+            if self.perf_ioctl_taken {
+                "the ioctl taken"
+            } else {
+                "the OS call kept"
+            }
+        )
     }
 }
 
@@ -224,6 +341,17 @@ mod imp {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        // Linux x86_64 and aarch64: the system call made in place (see
+        // `raw`); elsewhere libc's.
+        #[cfg(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        let ok = super::raw::clock_gettime(clock, &mut ts);
+        #[cfg(not(all(
+            any(target_os = "linux", target_os = "android"),
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
         // SAFETY: `ts` is a valid, writable timespec (the call's only
         // memory effect); a clock the OS lacks is EINVAL, reported.
         let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
@@ -334,5 +462,117 @@ mod imp {
 
     pub(super) fn process() -> Option<u64> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThreadCpuFallback;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every fallback survives its one-word form (the errno of `Error`
+        /// included, negative ones too), and no fallback is the word 0.
+        #[test]
+        fn fallback_codes_round_trip(errno: i32, kind in 0usize..8) {
+            let why = [
+                ThreadCpuFallback::NoUserTime,
+                ThreadCpuFallback::Denied,
+                ThreadCpuFallback::Unsupported,
+                ThreadCpuFallback::NoDescriptor,
+                ThreadCpuFallback::NoMemory,
+                ThreadCpuFallback::CounterFaults,
+                ThreadCpuFallback::DescriptorLost,
+                ThreadCpuFallback::Error(errno),
+            ][kind];
+            prop_assert_ne!(why.to_code(), 0);
+            prop_assert_eq!(ThreadCpuFallback::from_code(why.to_code()), Some(why));
+        }
+    }
+
+    use super::ThreadCpuCosts;
+    const R: usize = ThreadCpuCosts::ROUNDS;
+
+    proptest! {
+        /// The decision depends on the rounds as pairs, not on their order.
+        #[test]
+        fn choice_ignores_the_order_of_rounds(
+            pairs in proptest::array::uniform7((1u32..100_000, 1u32..100_000)),
+            rotate in 0usize..R,
+        ) {
+            let split = |p: [(u32, u32); R]| (p.map(|x| x.0), p.map(|x| x.1));
+            let (os, perf) = split(pairs);
+            let mut moved = pairs;
+            moved.rotate_left(rotate);
+            moved.swap(0, R - 1);
+            let (os2, perf2) = split(moved);
+            prop_assert_eq!(ThreadCpuCosts::choose(os, perf), ThreadCpuCosts::choose(os2, perf2));
+        }
+
+        /// Measured in other units (every cost times k), the same decision.
+        #[test]
+        fn choice_ignores_the_scale(
+            os in proptest::array::uniform7(1u32..100_000),
+            perf in proptest::array::uniform7(1u32..100_000),
+            k in 1u32..40,
+        ) {
+            let a = ThreadCpuCosts::choose(os, perf).perf_ioctl_taken;
+            let b = ThreadCpuCosts::choose(os.map(|x| x * k), perf.map(|x| x * k)).perf_ioctl_taken;
+            prop_assert_eq!(a, b);
+        }
+
+        /// A cheaper event route never loses a choice it won.
+        #[test]
+        fn cheaper_never_loses(
+            os in proptest::array::uniform7(1u32..100_000),
+            perf in proptest::array::uniform7(1u32..100_000),
+            cut in proptest::array::uniform7(0u32..100_000),
+        ) {
+            let cheaper = core::array::from_fn(|i| perf[i] - cut[i].min(perf[i] - 1));
+            if ThreadCpuCosts::choose(os, perf).perf_ioctl_taken {
+                prop_assert!(ThreadCpuCosts::choose(os, cheaper).perf_ioctl_taken);
+            }
+        }
+
+        /// Taken only if cheaper by the margin in the median and cheaper in
+        /// most rounds; reported medians are the rounds' medians.
+        #[test]
+        fn taken_only_when_clearly_cheaper(
+            os in proptest::array::uniform7(1u32..100_000),
+            perf in proptest::array::uniform7(1u32..100_000),
+        ) {
+            let c = ThreadCpuCosts::choose(os, perf);
+            let median = |mut v: [u32; R]| { v.sort(); v[R / 2] };
+            prop_assert_eq!((c.os_call_ns, c.perf_ioctl_ns), (median(os), median(perf)));
+            let wins = (0..R).filter(|&i| perf[i] < os[i]).count();
+            if c.perf_ioctl_taken {
+                prop_assert!(wins >= ThreadCpuCosts::WINS);
+                prop_assert!(f64::from(c.perf_ioctl_ns) <= 0.97 * f64::from(c.os_call_ns) + 1e-9);
+            }
+            // Cheaper by a third in every round: always taken.
+            if (0..R).all(|i| perf[i] * 3 <= os[i] * 2) {
+                prop_assert!(c.perf_ioctl_taken);
+            }
+        }
+    }
+
+    #[test]
+    fn the_measured_cases() {
+        // This guest's order (the OS call cheaper), the other one, a tie,
+        // and a route cheaper in the median but in too few rounds.
+        let take = |os, perf| ThreadCpuCosts::choose(os, perf).perf_ioctl_taken;
+        assert!(!take([514; R], [560; R]));
+        assert!(take([514; R], [346; R]));
+        assert!(!take([514; R], [514; R]));
+        assert!(!take([500; R], [499; R]), "1 ns is inside the margin");
+        assert!(!take(
+            [500, 500, 500, 500, 300, 300, 300],
+            [400, 400, 400, 400, 900, 900, 900]
+        ));
+    }
+
+    #[test]
+    fn code_zero_is_no_fallback() {
+        assert_eq!(ThreadCpuFallback::from_code(0), None);
     }
 }

@@ -39,6 +39,8 @@ pub(crate) const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 /// The fields of one consistent read of the page.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Snapshot {
+    /// The seqlock's count: the kernel adds 2 at each update of the page.
+    pub(crate) lock: u32,
     pub(crate) time_enabled: u64,
     pub(crate) time_running: u64,
     pub(crate) capabilities: u64,
@@ -65,6 +67,7 @@ impl Snapshot {
         }
         let u64_at = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap());
         Some(Snapshot {
+            lock: u32::from_ne_bytes(bytes[offset::LOCK..offset::LOCK + 4].try_into().unwrap()),
             time_enabled: u64_at(offset::TIME_ENABLED),
             time_running: u64_at(offset::TIME_RUNNING),
             capabilities: u64_at(offset::CAPABILITIES),
@@ -137,6 +140,22 @@ pub(crate) fn running_nanos(page: &Snapshot, cyc: u64) -> Option<u64> {
     Some(page.time_running.saturating_add(delta))
 }
 
+/// The event's running time from a page that the kernel brought up to date
+/// on request (`PERF_EVENT_IOC_RESET` writes the page as of the call), read
+/// after the request: `time_running`, if the page changed since `before`
+/// (its `lock` before the request) — proof that the request reached this
+/// page's event — and it has counted all the time it was enabled (as in
+/// [`running_nanos`]). `None` otherwise: the descriptor the request went
+/// through is not this page's event's.
+///
+/// A page updated in between by a switch of the thread, not by the
+/// request, passes too; its `time_running` is then the event's own, a
+/// system call's time short of now.
+#[inline]
+pub(crate) fn refreshed_nanos(before: u32, page: &Snapshot) -> Option<u64> {
+    (page.lock != before && page.time_enabled == page.time_running).then_some(page.time_running)
+}
+
 /// Reads the page's fields and `ticks()` inside one seqlock window: the
 /// page's `lock` is the same before and after, so no update landed in
 /// between. `None` if that fails `tries` times in a row (each failure means
@@ -164,6 +183,7 @@ pub(crate) unsafe fn read(
     for _ in 0..tries {
         let seq = lock.load(Ordering::Acquire);
         let snapshot = Snapshot {
+            lock: seq,
             time_enabled: u64_at(offset::TIME_ENABLED),
             time_running: u64_at(offset::TIME_RUNNING),
             capabilities: u64_at(offset::CAPABILITIES),
@@ -297,6 +317,27 @@ mod tests {
             let ok = caps & CAP_USER_TIME != 0 && mult as u32 != 0 && (shift as u16) < 64
                 && enabled == running;
             prop_assert_eq!(running_nanos(&page, cyc).is_some(), ok);
+        }
+    }
+
+    proptest! {
+        /// The refreshed page's time is taken only when its lock moved and
+        /// its totals agree, and is then exactly `time_running`.
+        #[test]
+        fn refreshed_only_when_the_page_moved(
+            before: u32,
+            lock: u32,
+            enabled: u64,
+            running: u64,
+        ) {
+            let page = Snapshot {
+                lock,
+                time_enabled: enabled,
+                time_running: running,
+                ..Snapshot::default()
+            };
+            let ok = lock != before && enabled == running;
+            prop_assert_eq!(refreshed_nanos(before, &page), ok.then_some(running));
         }
     }
 

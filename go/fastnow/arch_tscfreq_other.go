@@ -1,7 +1,0 @@
-//go:build (amd64 && !freebsd && !darwin) || (linux && 386)
-
-package fastnow
-
-// kernelTSCFrequency: only macOS and FreeBSD publish the TSC frequency they
-// measured (arch_tscfreq_bsd.go).
-func kernelTSCFrequency() uint64 { return 0 }

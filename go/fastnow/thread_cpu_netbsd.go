@@ -1,5 +1,0 @@
-package fastnow
-
-// clockThreadCPUTimeID is NetBSD's CLOCK_THREAD_CPUTIME_ID (sys/time.h),
-// which golang.org/x/sys/unix does not define for NetBSD.
-const clockThreadCPUTimeID = 0x20000000
