@@ -19,10 +19,12 @@ use core::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// One copy of the words. Aligned to two cache lines, so that a copy of up
 /// to 16 words spans 128 bytes and one of up to 32 spans 256: the distance
-/// between the two copies is then a power of two, and a reader finds its
-/// copy with a shift of the sequence's low bit (a stride of three lines
-/// would take a multiply on the fast path). The fast path's words are the
-/// copy's first line (`state::word`).
+/// between the two copies is then a power of two, and the sequence counts
+/// in steps of it (see `Latch::STEP`), so that the bit that picks a reader's
+/// copy is also that copy's distance from the first: one `AND` finds it (a
+/// stride of three lines would take a multiply on the fast path, and a
+/// sequence counting in ones a shift). The fast path's words are the copy's
+/// first line (`state::word`).
 #[repr(C, align(128))]
 struct Copy<const N: usize>([AtomicU64; N]);
 
@@ -49,6 +51,20 @@ pub(super) struct Latch<const N: usize> {
 }
 
 impl<const N: usize> Latch<N> {
+    /// What one step of the sequence adds: the size of a copy, a power of
+    /// two. The sequence is `STEP` times "twice the number of writes, plus
+    /// one during one", so its `STEP` bit says which copy readers are on
+    /// and is, as a number, that copy's offset from the first.
+    const STEP: u64 = core::mem::size_of::<Copy<N>>() as u64;
+
+    /// Which copy readers are on at sequence `seq`.
+    #[inline(always)]
+    fn copy_at(&self, seq: u64) -> &Copy<N> {
+        // (seq / STEP) & 1, times STEP: LLVM folds the shift, the mask and
+        // the index's multiply into `seq & STEP`.
+        &self.copies[((seq / Self::STEP) & 1) as usize]
+    }
+
     pub(super) const fn new() -> Latch<N> {
         Latch {
             seq: AtomicU64::new(0),
@@ -65,7 +81,7 @@ impl<const N: usize> Latch<N> {
     pub(super) fn read<R>(&self, f: impl Fn(&[AtomicU64; N]) -> R) -> R {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
-            let r = f(&self.copies[(seq & 1) as usize].0);
+            let r = f(&self.copy_at(seq).0);
             // Keeps the loads in `f` from moving below the re-check.
             fence(Ordering::Acquire);
             if self.seq.load(Ordering::Relaxed) == seq {
@@ -96,7 +112,7 @@ impl<const N: usize> Latch<N> {
     /// The sequence number: twice the number of writes, plus one during one.
     #[cfg(any(test, feature = "__test-hooks"))]
     pub(super) fn sequence(&self) -> u64 {
-        self.seq.load(Ordering::Acquire)
+        self.seq.load(Ordering::Acquire) / Self::STEP
     }
 
     /// Whether anything was ever published.
@@ -108,12 +124,12 @@ impl<const N: usize> Latch<N> {
     /// Publishes `words`. The caller holds the writers' lock.
     pub(super) fn write(&self, words: &[u64; N]) {
         let mut seq = self.seq.load(Ordering::Relaxed);
-        if seq & 1 == 1 {
+        if seq & Self::STEP != 0 {
             // A writer vanished between its two steps (fork): readers are on
             // copies[1], which was complete before the sequence went odd;
             // copies[0] may be torn. Restore it and move readers back.
             self.copies[0].set(&self.copies[1].get());
-            seq += 1;
+            seq += Self::STEP;
             self.seq.store(seq, Ordering::Release);
         }
         // Readers are on copies[0]. copies[1] holds an older state (or a
@@ -122,11 +138,11 @@ impl<const N: usize> Latch<N> {
         // for readers still on copies[1] from an older odd sequence.
         fence(Ordering::Release);
         self.copies[1].set(&self.copies[0].get());
-        self.seq.store(seq + 1, Ordering::Release);
+        self.seq.store(seq + Self::STEP, Ordering::Release);
         // A reader that sees any store below also sees the odd sequence.
         fence(Ordering::Release);
         self.copies[0].set(words);
-        self.seq.store(seq + 2, Ordering::Release);
+        self.seq.store(seq + 2 * Self::STEP, Ordering::Release);
     }
 }
 
@@ -142,6 +158,32 @@ mod tests {
         let stride = core::mem::size_of::<super::Copy<{ crate::timekeeper::state::word::COUNT }>>();
         assert!(stride.is_power_of_two(), "{stride}");
         assert_eq!(core::mem::align_of::<super::Copy<1>>() % 64, 0);
+    }
+
+    /// The sequence's copy bit is the copy's offset from the first (what
+    /// lets the fast path find its copy with one `AND`), and the sequence
+    /// still counts writes: two per write, odd during one.
+    #[test]
+    fn the_sequence_steps_by_the_copy_stride() {
+        let latch = Latch::<{ crate::timekeeper::state::word::COUNT }>::new();
+        let base = latch.copies.as_ptr() as usize;
+        for k in 0..4u64 {
+            latch.write(&[k; crate::timekeeper::state::word::COUNT]);
+            assert_eq!(latch.sequence(), 2 * (k + 1));
+            for seq in [
+                latch.seq.load(Ordering::Relaxed),
+                latch.seq.load(Ordering::Relaxed)
+                    + Latch::<{ crate::timekeeper::state::word::COUNT }>::STEP,
+            ] {
+                let offset = latch.copy_at(seq) as *const _ as usize - base;
+                assert_eq!(
+                    offset as u64,
+                    seq & Latch::<{ crate::timekeeper::state::word::COUNT }>::STEP,
+                    "sequence {seq}"
+                );
+            }
+            assert_eq!(latch.snapshot()[0], k);
+        }
     }
 
     /// Readers racing a writer that publishes (k, !k, k) never see a mixed
@@ -203,12 +245,12 @@ mod tests {
         // Simulate a writer that moved readers to copies[1] and tore copies[0].
         let seq = latch.seq.load(Ordering::Relaxed);
         latch.copies[1].set(&latch.copies[0].get());
-        latch.seq.store(seq + 1, Ordering::Relaxed);
+        latch.seq.store(seq + Latch::<2>::STEP, Ordering::Relaxed);
         latch.copies[0].set(&[3, 99]);
         assert_eq!(latch.snapshot(), [2, 2], "readers stay on the intact copy");
         latch.write(&[4, 4]);
         assert_eq!(latch.snapshot(), [4, 4]);
-        assert_eq!(latch.seq.load(Ordering::Relaxed) & 1, 0);
+        assert_eq!(latch.sequence() & 1, 0);
         // And a writer that vanished while refreshing copies[1] (sequence
         // even) left a torn copy that readers never see.
         latch.copies[1].set(&[5, 77]);
