@@ -148,8 +148,8 @@ func (c *ManualClock) String() string {
 //
 // How it stays off the read path: the package-level functions load
 // proc.view, the pointer they load anyway (the published state), and
-// UseClock replaces it with mockView, whose zero span fails the fast
-// paths' existing check; only the read base's slow path looks for the mock
+// UseClock sets it to nil, which fails the fast paths' existing check;
+// only the read base's slow path looks for the mock
 // (read.go, viewSlow), which gives the mock's reading of the clock asked
 // for (offsets.go, clock.mocked). MonotonicNanotime's strategy word gains a bit (monoMocked) that no
 // case of its switch matches. The coarse tier's cache is emptied, so its
@@ -167,9 +167,6 @@ func (c *ManualClock) String() string {
 
 // mocked is the ManualClock in use, or nil.
 var mocked atomic.Pointer[ManualClock]
-
-// mockView is proc.view while a mock is in use.
-var mockView = state{mode: modeOS, trigger: never, end: never}
 
 // mockTurn serialises UseClock: one mock at a time in the process.
 var mockTurn = make(chan struct{}, 1)
@@ -256,7 +253,7 @@ func UseClock(c *ManualClock) (restore func()) {
 	mockHolder.Store(id)
 	proc.mu.Lock()
 	mocked.Store(c)
-	proc.view.Store(&mockView)
+	proc.view.Store(nil)
 	proc.mu.Unlock()
 	setMonoMocked(true)
 	// A refresh that looked for a mock before it was set may still store
@@ -272,7 +269,7 @@ func UseClock(c *ManualClock) (restore func()) {
 			setMonoMocked(false)
 			proc.mu.Lock()
 			mocked.Store(nil)
-			proc.view.Store(proc.state.Load())
+			proc.view.Store(viewOf(proc.state.Load()))
 			proc.mu.Unlock()
 			mockHolder.Store(0)
 			<-mockTurn

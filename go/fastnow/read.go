@@ -9,9 +9,8 @@ import "runtime"
 // (offsets.go), loaded in the same state load.
 //
 // A test's ManualClock (UseClock) is read at one place: viewSlow, the slow
-// path of the package-level read functions, which loaded proc.view — the
-// mock's view while a ManualClock is in use, whose zero span sends every
-// fast path there. The real clocks' slow paths (the *RealSlow functions,
+// path of the package-level read functions, which loaded proc.view — nil
+// while a ManualClock is in use, which sends every fast path there. The real clocks' slow paths (the *RealSlow functions,
 // for the package's own bookkeeping) never look at it.
 
 // viewSlow is where a fast path on proc.view gives up: a test's

@@ -14,13 +14,15 @@ package fastnow
 
 // Each function below writes the fast path out: a shared helper is not
 // inlined (its cost exceeds the inliner's budget), and its call would land
-// on every reading. The shape is one: load the state, check it is on the
-// counter (and, for a clock kept as an offset, that the state keeps one),
+// on every reading. The shape is one: load the view, which is not nil only
+// for a counter state (timekeeper.view; the *Real variants load the state
+// itself and check its span), check, for a clock kept as an offset, that
+// the state keeps one,
 // read the counter, one compare against the piece's fast range, convert,
 // add the offset word of the same state.
 
 func nanotimeCounter() int64 {
-	if s := proc.view.Load(); s != nil && s.span != 0 {
+	if s := proc.view.Load(); s != nil {
 		if t := readCounter(); t-s.start < s.span {
 			return int64(s.line.At(t))
 		}
@@ -50,7 +52,7 @@ func orderedNanotimeCounter() int64 {
 // (for the wall: read the system clock).
 
 func bootNanotimeCounter() int64 {
-	if s := proc.view.Load(); s != nil && s.span != 0 && s.bootOffset != 0 {
+	if s := proc.view.Load(); s != nil && s.bootOffset != 0 {
 		if t := readCounter(); t-s.start < s.span {
 			return int64(s.line.At(t) + s.bootOffset)
 		}
@@ -59,7 +61,7 @@ func bootNanotimeCounter() int64 {
 }
 
 func unixNanoCounter() int64 {
-	if s := proc.view.Load(); s != nil && s.span != 0 && s.wallOffset != 0 {
+	if s := proc.view.Load(); s != nil && s.wallOffset != 0 {
 		if t := readCounter(); t-s.start < s.span {
 			return int64(s.line.At(t) + s.wallOffset)
 		}

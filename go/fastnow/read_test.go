@@ -20,10 +20,10 @@ func withState(t *testing.T, s state, f func()) {
 	proc.mu.Lock()
 	defer proc.mu.Unlock()
 	saved := proc.state.Load()
-	defer func() { proc.state.Store(saved); proc.view.Store(saved) }()
+	defer func() { proc.state.Store(saved); proc.view.Store(viewOf(saved)) }()
 	s.derive()
 	proc.state.Store(&s)
-	proc.view.Store(&s)
+	proc.view.Store(viewOf(&s))
 	f()
 }
 

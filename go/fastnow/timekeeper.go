@@ -114,10 +114,13 @@ type timekeeper struct {
 	// proc+timekeeper_state, and the pointer is atomic.Pointer's only word.
 	state atomic.Pointer[state]
 	// view is what the package-level read functions load (at
-	// proc+timekeeper_view in the assembly): the same pointer as state,
-	// except while a test's ManualClock is in use (UseClock), when it is
-	// mockView, whose zero span sends every fast path to its slow path,
-	// where the mock is read (read.go, viewSlow). Stored under mu.
+	// proc+timekeeper_view in the assembly): the same pointer as state
+	// where that is a counter state (viewOf), and nil otherwise — before
+	// the first state, on the OS clock, and while a test's ManualClock is
+	// in use (UseClock) — which sends every fast path to its slow path,
+	// where the mock is read (read.go, viewSlow). So a non-nil view is
+	// all a fast path checks before it reads the counter: that read
+	// cannot fault once the counter has been the source. Stored under mu.
 	view   atomic.Pointer[state]
 	mu     sync.Mutex
 	k      keeper // guarded by mu

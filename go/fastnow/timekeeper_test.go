@@ -1017,11 +1017,19 @@ func TestReadersReadTheKernelsVerdictOnlyWithCause(t *testing.T) {
 	if demoted(sk) {
 		t.Fatal("a reader read the kernel's verdict")
 	}
+	// The fast paths read the counter behind a non-nil view, and only a
+	// counter state is one (timekeeper.view).
+	if v := sk.view.Load(); v == nil || v != sk.state.Load() {
+		t.Fatalf("on the counter the view is %p, the state %p", v, sk.state.Load())
+	}
 	// Source reads it (and readers past the piece's end then switch).
 	_ = sk.info()
 	readFor(sk, 10, 30_000_000)
 	if sk.state.Load().mode != modeOS {
 		t.Fatal("not demoted once asked")
+	}
+	if v := sk.view.Load(); v != nil {
+		t.Fatalf("on the OS clock the view is a state (mode %d): the fast paths would read the counter", v.mode)
 	}
 
 	// The kernel's clock turned into a system call: its reads take long,

@@ -64,8 +64,18 @@ func (tk *timekeeper) publish(s state, smp *sample) {
 	}
 	tk.state.Store(p)
 	if mocked.Load() == nil {
-		tk.view.Store(p)
+		tk.view.Store(viewOf(p))
 	}
+}
+
+// viewOf is what timekeeper.view holds while s is the published state
+// and no mock is in use: s if it is a counter state, else nil (the fast
+// paths read the counter once the view is not nil, and nothing else).
+func viewOf(s *state) *state {
+	if s != nil && s.mode == modeCounter {
+		return s
+	}
+	return nil
 }
 
 // sample is a sample for an update: up to readerBrackets of each kind
