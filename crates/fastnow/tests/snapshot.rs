@@ -34,6 +34,20 @@ fn conversions_land_between_the_kernels_readings() {
     // 2 ms for it, then states an unmeasured error: the unit tests cover
     // that; here a loaded machine could stretch the publish past it).
     let _ = fastnow::clock_info();
+    // Under an emulator (the cross-target runs set FASTNOW_TEST_RUNNER) the
+    // counter is the emulator's, made from the host's clock in steps of
+    // its period and read through calls that take microseconds, so a
+    // bracket of counter reads around a kernel reading bounds the moment
+    // only roughly: a quarter more than the stated error and a
+    // microsecond, which still tells a wrong offset (seconds) or a wrong
+    // rate (microseconds within milliseconds).
+    // There, too, an update's boot sample can find no reading inside its
+    // piece (reads that take microseconds), and that state says its boot
+    // conversion is unmeasured (the largest error): counted apart, and
+    // held to a few rounds.
+    let emulated = std::env::var_os("FASTNOW_TEST_RUNNER").is_some();
+    let unmeasured_error = Duration::from_nanos(1 << 62);
+    let mut unmeasured = 0;
     let mut worst = Duration::ZERO;
     for round in 0..20_000 {
         for (id, boot) in [(libc::CLOCK_MONOTONIC, false), (libc::CLOCK_BOOTTIME, true)] {
@@ -50,8 +64,15 @@ fn conversions_land_between_the_kernels_readings() {
             // largest `Duration`, where the state had no boot conversion
             // yet: it only widens this round's bound.)
             let error = error_before.max(error_after);
-            worst = worst.max(error_after);
-            let e = u64::try_from(error.as_nanos()).unwrap_or(u64::MAX);
+            if emulated && error_after >= unmeasured_error {
+                unmeasured += 1;
+            } else {
+                worst = worst.max(error_after);
+            }
+            let mut e = u64::try_from(error.as_nanos()).unwrap_or(u64::MAX);
+            if emulated {
+                e = e.saturating_add(e / 4).saturating_add(1_000);
+            }
             assert!(
                 converted.saturating_add(e) >= before && converted <= after.saturating_add(e),
                 "round {round} (boot {boot}): {converted} not within {e} ns of [{before}, {after}] \
@@ -65,6 +86,10 @@ fn conversions_land_between_the_kernels_readings() {
     // Small: half a bracket plus a ppm of a second, far under a millisecond
     // whatever the machine (the bound a re-base would leave).
     assert!(worst < Duration::from_millis(1), "stated error {worst:?}");
+    assert!(
+        unmeasured <= 400,
+        "{unmeasured} of 40000 conversions stated an unmeasured error"
+    );
 }
 
 /// A `CLOCK_MONOTONIC` reading converts to an instant that converts back
