@@ -32,8 +32,9 @@
 	JZ    slow
 
 // LOAD_STATE(src): LOAD_VIEW, and to slow if the span is zero (not a
-// counter state). For proc.state. (Measured on an Intel Xeon: the span's
-// load and test cost Nanotime about 4 % of an RDTSC call; BENCHMARKS.md.)
+// counter state). For proc.state. (The view's fast paths leave this
+// check out because it costs them a measurable share of the read on
+// Intel cores: BENCHMARKS.md, "Intel Xeon (this release)".)
 #define LOAD_STATE(src) \
 	LOAD_VIEW(src); \
 	CMPQ  state_span(SI), $0; \

@@ -12,7 +12,9 @@ import (
 // and it survives the JSON round trip.
 func TestMeasureSnapshot(t *testing.T) {
 	r := measureSnapshot()
-	if r.Tries != snapshotTries || r.WidthNs <= 0 || !strings.Contains(r.Text, "CLOCK_MONOTONIC") {
+	// A width of 0 is a snapshot whose two precise readings fell in one
+	// tick of the clock (js/wasm under node reads a coarse one).
+	if r.Tries != snapshotTries || r.WidthNs < 0 || !strings.Contains(r.Text, "CLOCK_MONOTONIC") {
 		t.Fatalf("%+v", *r)
 	}
 	if runtime.GOOS == "linux" {
