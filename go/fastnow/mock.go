@@ -147,12 +147,12 @@ func (c *ManualClock) String() string {
 // Clock.
 //
 // How it stays off the read path: the package-level functions load
-// proc.view, the pointer they load anyway (the published state), and
-// UseClock sets it to nil, which fails the fast paths' existing check;
-// only the read base's slow path looks for the mock
+// proc.view, the pointer they load anyway (the published counter state,
+// timekeeper.view), and UseClock sets it to nil, which fails the fast
+// paths' one check; only the read base's slow path looks for the mock
 // (read.go, viewSlow), which gives the mock's reading of the clock asked
-// for (offsets.go, clock.mocked). MonotonicNanotime's strategy word gains a bit (monoMocked) that no
-// case of its switch matches. The coarse tier's cache is emptied, so its
+// for (offsets.go, clock.mocked). MonotonicNanotime's strategy word gains
+// a bit (monoMocked) that no case of its switch matches. The coarse tier's cache is emptied, so its
 // one-load fast paths find the "unset" 0 and ask their slow path. The real
 // clocks' state (the published state, the calibration, the upkeep, the
 // high-water mark) is never written by a mock: the writer keeps

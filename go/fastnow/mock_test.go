@@ -133,7 +133,7 @@ func TestUseClockLeavesTheRealClocksAlone(t *testing.T) {
 			t.Fatalf("the coarse cache holds %d under a mock", v)
 		}
 		if proc.view.Load() != nil || proc.state.Load() == nil && before != nil {
-			t.Fatal("the mock's view reached the published state")
+			t.Fatal("a publish under the mock set the view the package-level functions read")
 		}
 		restore()
 		StopUpkeep()

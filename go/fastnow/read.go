@@ -10,8 +10,9 @@ import "runtime"
 //
 // A test's ManualClock (UseClock) is read at one place: viewSlow, the slow
 // path of the package-level read functions, which loaded proc.view — nil
-// while a ManualClock is in use, which sends every fast path there. The real clocks' slow paths (the *RealSlow functions,
-// for the package's own bookkeeping) never look at it.
+// while a ManualClock is in use, which sends every fast path there. The
+// real clocks' slow paths (the *RealSlow functions, for the package's own
+// bookkeeping) never look at it.
 
 // viewSlow is where a fast path on proc.view gives up: a test's
 // ManualClock, or the real clocks' slow path.

@@ -20,10 +20,11 @@ func kernelClock(t *testing.T, id int32) int64 {
 	return ts.Nano()
 }
 
-// between fails unless v lies in [lo - slack, hi + slack].
+// between fails unless v lies in [lo - slack, hi + slack] (saturated: an
+// unmeasured error, the largest Duration, bounds nothing).
 func between(t *testing.T, what string, lo, v, hi int64, slack time.Duration) {
 	t.Helper()
-	if v < lo-int64(slack) || v > hi+int64(slack) {
+	if v < int64(subSat(lo, int64(slack))) || v > addSat(hi, int64(slack)) {
 		t.Errorf("%s: %d is not within [%d, %d] (bracket %v) ± %v: %v below, %v above",
 			what, v, lo, hi, time.Duration(hi-lo), slack, time.Duration(lo-v), time.Duration(v-hi))
 	}

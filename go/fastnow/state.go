@@ -64,7 +64,9 @@ type state struct {
 	// of takeover and floor. Unused in OS mode.
 	start uint64
 	// span is trigger - start in counter mode, the range of the read fast
-	// path; 0 in OS mode, which keeps every fast path away from the counter.
+	// path; 0 in OS mode, which keeps the fast paths on proc.state (the
+	// *Real variants) away from the counter (those on proc.view never see
+	// an OS state: timekeeper.view).
 	span uint64
 	line line
 	// bootOffset is what BootNanotime adds (mod 2^64) to this state's

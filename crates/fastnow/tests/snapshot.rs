@@ -43,8 +43,8 @@ fn conversions_land_between_the_kernels_readings() {
     // rate (microseconds within milliseconds).
     // There, too, an update's boot sample can find no reading inside its
     // piece (reads that take microseconds), and that state says its boot
-    // conversion is unmeasured (the largest error): counted apart, and
-    // held to a few rounds.
+    // conversion is unmeasured (an error of about 2^63 ns): counted apart,
+    // and held to 1 % of the conversions.
     let emulated = std::env::var_os("FASTNOW_TEST_RUNNER").is_some();
     let unmeasured_error = Duration::from_nanos(1 << 62);
     let mut unmeasured = 0;
@@ -60,9 +60,9 @@ fn conversions_land_between_the_kernels_readings() {
             };
             let after = clock(id);
             let error_after = conversion_error();
-            // (The error read before may be the unmeasured one, the
-            // largest `Duration`, where the state had no boot conversion
-            // yet: it only widens this round's bound.)
+            // (The error read before may be the unmeasured one, about
+            // 2^63 ns, where the state had no boot conversion yet: it
+            // only widens this round's bound.)
             let error = error_before.max(error_after);
             if emulated && error_after >= unmeasured_error {
                 unmeasured += 1;

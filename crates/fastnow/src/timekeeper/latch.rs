@@ -55,7 +55,16 @@ impl<const N: usize> Latch<N> {
     /// two. The sequence is `STEP` times "twice the number of writes, plus
     /// one during one", so its `STEP` bit says which copy readers are on
     /// and is, as a number, that copy's offset from the first.
-    const STEP: u64 = core::mem::size_of::<Copy<N>>() as u64;
+    const STEP: u64 = {
+        let size = core::mem::size_of::<Copy<N>>();
+        // `copy_at` and `write`'s repair agree only then (checked where
+        // the latch is built: a compile error, never a wrong copy).
+        assert!(
+            size.is_power_of_two(),
+            "a copy's size must be a power of two"
+        );
+        size as u64
+    };
 
     /// Which copy readers are on at sequence `seq`.
     #[inline(always)]
@@ -66,6 +75,7 @@ impl<const N: usize> Latch<N> {
     }
 
     pub(super) const fn new() -> Latch<N> {
+        let _ = Self::STEP;
         Latch {
             seq: AtomicU64::new(0),
             copies: [Copy::new(), Copy::new()],
