@@ -13,18 +13,20 @@ import (
 // Origin says how the frequency in use was obtained (Info.FreqOrigin).
 type Origin uint8
 
+// The values are the backends' (internal/arch), which report the origin
+// they found: one list, converted value for value.
 const (
-	OriginCPUID      Origin = iota + 1 // CPUID leaf 0x15
-	OriginHypervisor                   // CPUID leaf 0x40000010
-	OriginRegister                     // the architecture's: CNTFRQ (Arm), the TOD clock's fixed rate (s390x)
-	OriginDeviceTree                   // the device tree's timebase-frequency (riscv64)
-	OriginMeasured                     // against CLOCK_MONOTONIC
-	OriginOS                           // the OS clock counts nanoseconds
+	OriginCPUID      = Origin(arch.OriginCPUID)      // CPUID leaf 0x15
+	OriginHypervisor = Origin(arch.OriginHypervisor) // CPUID leaf 0x40000010
+	OriginRegister   = Origin(arch.OriginRegister)   // the architecture's: CNTFRQ (Arm), the TOD clock's fixed rate (s390x)
+	OriginDeviceTree = Origin(arch.OriginDeviceTree) // the device tree's timebase-frequency (riscv64)
+	OriginMeasured   = Origin(arch.OriginMeasured)   // against CLOCK_MONOTONIC
+	OriginOS         = Origin(arch.OriginOS)         // the OS clock counts nanoseconds
 	// OriginPending: the counter is chosen but not in use yet (a process's
 	// first millisecond reads the OS clock while the rate is measured).
 	// Source waits the warm-up out, so it never reports it.
-	OriginPending
-	OriginKernel // the kernel's word: the TSC's on macOS and FreeBSD (sysctl), /proc/cpuinfo's timebase (ppc64le)
+	OriginPending = Origin(arch.OriginPending)
+	OriginKernel  = Origin(arch.OriginKernel) // the kernel's word: the TSC's on macOS and FreeBSD (sysctl), /proc/cpuinfo's timebase (ppc64le)
 )
 
 // String returns "cpuid", "hypervisor", "register", "device-tree",

@@ -16,6 +16,7 @@
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 
+mod common;
 mod thread_cpu_support;
 
 use fastnow::{__test, ThreadCpuInstant, ThreadCpuSource};

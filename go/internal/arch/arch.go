@@ -26,8 +26,8 @@
 // that defines the struct, so the hot path lives beside the state.
 package arch
 
-// Origin says how a frequency was obtained: fastnow.Origin, value for
-// value (fastnow's tests hold the two lists together).
+// Origin says how a frequency was obtained; fastnow.Origin's constants
+// take their values from this list.
 type Origin uint8
 
 const (

@@ -52,37 +52,13 @@ pub fn burn(cpu: Duration) {
 }
 
 /// Whether this process is a re-executed scenario (see [`run_child`]).
-pub fn in_child() -> bool {
-    std::env::var_os("FASTNOW_TEST_CHILD").is_some()
-}
+pub use super::common::in_child;
 
-/// Runs the ignored test `name` alone in a fresh process (this test binary,
-/// re-executed; under an emulator through `FASTNOW_TEST_RUNNER`), and fails
-/// with its output if it fails.
+/// Runs the ignored test `name` alone in a fresh process (the shared
+/// `common::run_child`: this test binary re-executed, under an emulator
+/// through `FASTNOW_TEST_RUNNER`), and fails with its output if it fails.
 pub fn run_child(name: &str) {
-    let mut argv: Vec<std::ffi::OsString> = Vec::new();
-    if let Some(runner) = std::env::var_os("FASTNOW_TEST_RUNNER") {
-        argv.push(runner);
-    }
-    argv.push(std::env::current_exe().unwrap().into());
-    let out = std::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("FASTNOW_TEST_CHILD", "1")
-        .output()
-        .expect("re-run the test binary");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "{name} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::common::run_child(name, &[]);
 }
 
 /// The perf event mappings of this process, as `(start, end)` addresses.
